@@ -1,0 +1,9 @@
+import { getDb } from "@/db/client";
+import { domainOperations } from "@/lib/domains/operations";
+import { getDomainOrThrow } from "@/lib/domains/service";
+import { withApiKey } from "@/lib/http/with-api-key";
+
+// GET /api/client/domains/{id} — one domain
+export const GET = withApiKey(domainOperations.get, async ({ account, params }) =>
+  getDomainOrThrow(await getDb(), { accountId: account.id, id: params.id }),
+);

@@ -1,0 +1,125 @@
+import fs from "node:fs";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
+import postgres from "postgres";
+import { env } from "@/lib/env";
+import * as schema from "./schema";
+
+export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
+export type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
+/** A database handle or an open transaction: services accept either. */
+export type Queryable = Database | Transaction;
+
+export type DatabaseTarget = { url: string } | { dataDir: string };
+
+/** One open connection (pool or embedded database) with its listen/close controls. */
+export interface Connection {
+  db: Database;
+  kind: "postgres" | "pglite";
+  /** Calls `onMessage` for each NOTIFY on `channel`; `onListening` on every (re)subscribe. */
+  listen(channel: string, onMessage: () => void, onListening: () => void): Promise<void>;
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const migrationsFolder = path.join(/* turbopackIgnore: true */ process.cwd(), "db", "migrations");
+
+export class DataDirLockedError extends Error {}
+
+/**
+ * PGlite has no lock between processes: two on one directory silently lose writes. The owner
+ * writes its pid into `<dataDir>/panel.lock`; a lock whose process is gone is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const lockPath = path.join(dataDir, "panel.lock");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(lockPath, String(process.pid), { flag: "wx" });
+      return () => fs.rmSync(lockPath, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const ownerPid = Number(fs.readFileSync(lockPath, "utf8"));
+      if (ownerPid && ownerPid !== process.pid && isProcessAlive(ownerPid)) {
+        throw new DataDirLockedError(
+          `The data dir ${dataDir} is in use by another panel process (pid ${ownerPid}), ` +
+            `probably the running server. Stop it first, or use PostgreSQL (DATABASE_URL) ` +
+            `to run the command line beside the server.`,
+        );
+      }
+      fs.rmSync(lockPath, { force: true });
+    }
+  }
+  throw new DataDirLockedError(`Could not lock the data dir ${dataDir}`);
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export async function openConnection(target: DatabaseTarget): Promise<Connection> {
+  if ("url" in target) {
+    const client = postgres(target.url, { max: 10, onnotice: () => {} });
+    const db = drizzlePostgres(client, { schema }) as unknown as Database;
+    return {
+      db,
+      kind: "postgres",
+      async listen(channel, onMessage, onListening) {
+        await client.listen(channel, onMessage, onListening);
+      },
+      migrate: () => migratePostgres(db as never, { migrationsFolder }),
+      close: () => client.end({ timeout: 5 }),
+    };
+  }
+  const unlock = lockDataDir(target.dataDir);
+  try {
+    const client = await PGlite.create(path.join(target.dataDir, "pglite"));
+    const db = drizzlePglite(client, { schema }) as unknown as Database;
+    return {
+      db,
+      kind: "pglite",
+      async listen(channel, onMessage, onListening) {
+        await client.listen(channel, onMessage);
+        onListening();
+      },
+      migrate: () => migratePglite(db as never, { migrationsFolder }),
+      async close() {
+        await client.close();
+        unlock();
+      },
+    };
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+}
+
+export function configuredTarget(): DatabaseTarget {
+  const { databaseUrl, dataDir } = env();
+  return databaseUrl ? { url: databaseUrl } : { dataDir };
+}
+
+const globalForDb = globalThis as unknown as { __panelConnection?: Promise<Connection> };
+
+/**
+ * The process's one connection, opened on first use. Kept on globalThis: Next.js loads route
+ * handlers, instrumentation and the custom server as separate module instances, and a second
+ * PGlite on the same directory would lose data.
+ */
+export function connection(): Promise<Connection> {
+  return (globalForDb.__panelConnection ??= openConnection(configuredTarget()));
+}
+
+export async function getDb(): Promise<Database> {
+  return (await connection()).db;
+}

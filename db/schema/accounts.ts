@@ -1,0 +1,58 @@
+import { sql } from "drizzle-orm";
+import { boolean, check, index, integer, pgEnum, pgTable, text } from "drizzle-orm/pg-core";
+import { createdAt, updatedAt } from "./columns";
+
+export const plans = pgTable("plans", {
+  id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+  name: text("name").notNull().unique(),
+  // Quotas: null means unlimited.
+  maxDatabases: integer("max_databases"),
+  maxDatabaseUsers: integer("max_database_users"),
+  maxDomains: integer("max_domains"),
+  maxDnsRecords: integer("max_dns_records"),
+  diskMb: integer("disk_mb"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const resellers = pgTable("resellers", {
+  id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+  username: text("username").notNull().unique(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const accountStatus = pgEnum("account_status", ["active", "suspended"]);
+
+export const hostingAccounts = pgTable(
+  "hosting_accounts",
+  {
+    id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+    username: text("username").notNull().unique(),
+    // The account's main domain name (also a row of `domains`).
+    domain: text("domain").notNull(),
+    email: text("email"),
+    name: text("name"),
+    phone: text("phone"),
+    address: text("address"),
+    city: text("city"),
+    state: text("state"),
+    zip: text("zip"),
+    country: text("country"),
+    company: text("company"),
+    isAutoSslEnabled: boolean("is_auto_ssl_enabled").notNull().default(false),
+    status: accountStatus("status").notNull().default("active"),
+    hasSshAccess: boolean("has_ssh_access").notNull().default(false),
+    planId: integer("plan_id")
+      .notNull()
+      .references(() => plans.id, { onDelete: "restrict" }),
+    resellerId: integer("reseller_id").references(() => resellers.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [
+    // Reseller keys list and check "accounts of this reseller".
+    index("hosting_accounts_reseller_id_idx").on(table.resellerId),
+    check("hosting_accounts_username_format", sql`${table.username} ~ '^[a-z][a-z0-9_]{0,31}$'`),
+  ],
+);

@@ -1,0 +1,49 @@
+import { sql } from "drizzle-orm";
+import { boolean, check, index, integer, pgEnum, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { hostingAccounts, resellers } from "./accounts";
+import { adminUsers } from "./admins";
+import { createdAt, updatedAt } from "./columns";
+
+export const apiKeyScope = pgEnum("api_key_scope", ["admin", "reseller", "account"]);
+
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+    name: text("name").notNull(),
+    // Public token sent in X-API-Key: "hcp_" + random base62.
+    key: text("key").notNull().unique(),
+    // SHA-256 (hex) of the secret; the secret itself is never stored.
+    secretHash: text("secret_hash").notNull().unique(),
+    // First characters of the secret, to recognise it in the masked list.
+    secretStart: text("secret_start").notNull(),
+    scope: apiKeyScope("scope").notNull(),
+    resellerId: integer("reseller_id").references(() => resellers.id, { onDelete: "cascade" }),
+    accountId: integer("account_id").references(() => hostingAccounts.id, { onDelete: "cascade" }),
+    // The admin the key acts for (SSO signs in as this admin); null for keys made on the CLI
+    // before any admin existed: they belong to the first admin.
+    createdByAdminId: integer("created_by_admin_id").references(() => adminUsers.id, {
+      onDelete: "set null",
+    }),
+    isEnabled: boolean("is_enabled").notNull().default(true),
+    // Addresses and CIDR ranges; empty = any address.
+    allowedIps: text("allowed_ips").array().notNull().default(sql`'{}'::text[]`),
+    allowAllEndpoints: boolean("allow_all_endpoints").notNull().default(true),
+    // "METHOD /api/path/{param}" entries from the route registry.
+    allowedEndpoints: text("allowed_endpoints").array().notNull().default(sql`'{}'::text[]`),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+    lastUsedIp: text("last_used_ip"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [
+    check(
+      "api_keys_scope_target",
+      sql`(${table.scope} = 'admin' AND ${table.resellerId} IS NULL AND ${table.accountId} IS NULL)
+        OR (${table.scope} = 'reseller' AND ${table.resellerId} IS NOT NULL AND ${table.accountId} IS NULL)
+        OR (${table.scope} = 'account' AND ${table.accountId} IS NOT NULL AND ${table.resellerId} IS NULL)`,
+    ),
+    // The admin list orders by newest first.
+    index("api_keys_created_at_idx").on(table.createdAt),
+  ],
+);

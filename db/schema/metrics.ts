@@ -1,0 +1,86 @@
+import {
+  bigint,
+  doublePrecision,
+  index,
+  integer,
+  pgTable,
+  text,
+  timestamp,
+} from "drizzle-orm/pg-core";
+
+// One row per collector tick; the per-core, per-disk and per-interface rows hang off it.
+export const metricSamples = pgTable(
+  "metric_samples",
+  {
+    id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+    takenAt: timestamp("taken_at", { withTimezone: true }).notNull().defaultNow(),
+    cpuPercent: doublePrecision("cpu_percent").notNull(),
+    ramPercent: doublePrecision("ram_percent").notNull(),
+    ramTotalMb: doublePrecision("ram_total_mb").notNull(),
+    ramUsedMb: doublePrecision("ram_used_mb").notNull(),
+    ramFreeMb: doublePrecision("ram_free_mb").notNull(),
+  },
+  // History (newest first), stats window and pruning all range over taken_at.
+  (table) => [index("metric_samples_taken_at_idx").on(table.takenAt)],
+);
+
+export const metricCpuCoreSamples = pgTable(
+  "metric_cpu_core_samples",
+  {
+    sampleId: integer("sample_id")
+      .notNull()
+      .references(() => metricSamples.id, { onDelete: "cascade" }),
+    core: text("core").notNull(),
+    percent: doublePrecision("percent").notNull(),
+  },
+  (table) => [index("metric_cpu_core_samples_sample_id_idx").on(table.sampleId)],
+);
+
+export const metricDiskSamples = pgTable(
+  "metric_disk_samples",
+  {
+    sampleId: integer("sample_id")
+      .notNull()
+      .references(() => metricSamples.id, { onDelete: "cascade" }),
+    device: text("device").notNull(),
+    mountedOn: text("mounted_on").notNull(),
+    usedBytes: bigint("used_bytes", { mode: "number" }).notNull(),
+    sizeBytes: bigint("size_bytes", { mode: "number" }).notNull(),
+    usedPercent: doublePrecision("used_percent").notNull(),
+  },
+  (table) => [index("metric_disk_samples_sample_id_idx").on(table.sampleId)],
+);
+
+// Counters are per sampling interval (the difference since the previous tick), not totals.
+export const metricNetworkSamples = pgTable(
+  "metric_network_samples",
+  {
+    sampleId: integer("sample_id")
+      .notNull()
+      .references(() => metricSamples.id, { onDelete: "cascade" }),
+    interface: text("interface").notNull(),
+    rxBytes: bigint("rx_bytes", { mode: "number" }).notNull(),
+    rxPackets: bigint("rx_packets", { mode: "number" }).notNull(),
+    txBytes: bigint("tx_bytes", { mode: "number" }).notNull(),
+    txPackets: bigint("tx_packets", { mode: "number" }).notNull(),
+    rxDrops: bigint("rx_drops", { mode: "number" }).notNull(),
+    rxErrors: bigint("rx_errors", { mode: "number" }).notNull(),
+    txDrops: bigint("tx_drops", { mode: "number" }).notNull(),
+    txErrors: bigint("tx_errors", { mode: "number" }).notNull(),
+  },
+  (table) => [index("metric_network_samples_sample_id_idx").on(table.sampleId)],
+);
+
+export const serviceSamples = pgTable(
+  "service_samples",
+  {
+    id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+    takenAt: timestamp("taken_at", { withTimezone: true }).notNull().defaultNow(),
+    serviceName: text("service_name").notNull(),
+    cpuPercent: doublePrecision("cpu_percent").notNull(),
+    memoryMb: doublePrecision("memory_mb").notNull(),
+    memoryPercent: doublePrecision("memory_percent").notNull(),
+    processCount: integer("process_count").notNull(),
+  },
+  (table) => [index("service_samples_taken_at_idx").on(table.takenAt)],
+);

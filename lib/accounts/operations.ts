@@ -1,0 +1,72 @@
+import { defineOperation, messageResponse } from "@/lib/http/operation";
+import {
+  configurePhpBodySchema,
+  hostingAccountSchema,
+  updateAccountProfileSchema,
+  usageDetailsSchema,
+  visitorReportSchema,
+  visitorStatsQuerySchema,
+} from "./schemas";
+
+const tag = "Account";
+
+export const accountOperations = {
+  get: defineOperation({
+    operationId: "getAccount",
+    method: "GET",
+    path: "/api/client/account",
+    audience: "client",
+    tag,
+    summary: "The caller's hosting account",
+    response: hostingAccountSchema,
+    successStatus: 200,
+    errorStatuses: [404],
+  }),
+  update: defineOperation({
+    operationId: "updateAccount",
+    method: "PUT",
+    path: "/api/client/account",
+    audience: "client",
+    tag,
+    summary: "Update the profile fields and the auto-SSL toggle",
+    body: updateAccountProfileSchema,
+    response: hostingAccountSchema,
+    successStatus: 200,
+    errorStatuses: [400, 404, 422],
+  }),
+  configurePhp: defineOperation({
+    operationId: "configurePhp",
+    method: "POST",
+    path: "/api/client/account/configure-php",
+    audience: "client",
+    tag,
+    summary: "Set the PHP version (and PHP-FPM) of one of the account's domains",
+    body: configurePhpBodySchema,
+    response: messageResponse,
+    successStatus: 200,
+    errorStatuses: [400, 404, 422],
+  }),
+  visitorStats: defineOperation({
+    operationId: "getVisitorStats",
+    method: "GET",
+    path: "/api/client/account/visitor-stats",
+    audience: "client",
+    tag,
+    summary: "GoAccess report of one domain, or the account's pre-generated combined report",
+    query: visitorStatsQuerySchema,
+    response: visitorReportSchema,
+    successStatus: 200,
+    errorStatuses: [404, 422],
+  }),
+  usageDetails: defineOperation({
+    operationId: "getUsageDetails",
+    method: "GET",
+    path: "/api/client/account/usage-details",
+    audience: "client",
+    tag,
+    summary: "Counts of domains, databases, database users and DNS records against the plan",
+    response: usageDetailsSchema,
+    successStatus: 200,
+    errorStatuses: [404],
+  }),
+};

@@ -1,0 +1,29 @@
+import { eq } from "drizzle-orm";
+import type { Database } from "@/db/client";
+import { settings } from "@/db/schema";
+import { randomBase62, sha256Hex } from "@/lib/api-keys/tokens";
+import { env } from "@/lib/env";
+import { countAdminUsers } from "./service";
+
+// A fresh install has no admin. Each start of such an install prints a one-time link; the page
+// behind it (/setup) creates the first admin. Only the token's hash is kept; a new start
+// replaces it, and creating the first admin deletes it.
+
+export const SETUP_TOKEN_SETTING = "admin_setup_token_hash";
+
+export async function announceAdminSetup(db: Database): Promise<string | null> {
+  if ((await countAdminUsers(db)) > 0) return null;
+  const token = randomBase62(32);
+  await db
+    .insert(settings)
+    .values({ key: SETUP_TOKEN_SETTING, value: sha256Hex(token) })
+    .onConflictDoUpdate({ target: settings.key, set: { value: sha256Hex(token) } });
+  const link = `${env().publicUrl}/setup?token=${token}`;
+  console.log(`\nNo admin exists yet. Create the first one here (one-time link):\n  ${link}\n`);
+  return link;
+}
+
+export async function setupTokenIsValid(db: Database, token: string): Promise<boolean> {
+  const [row] = await db.select().from(settings).where(eq(settings.key, SETUP_TOKEN_SETTING));
+  return Boolean(row) && row.value === sha256Hex(token);
+}

@@ -1,0 +1,266 @@
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import { type Connection, configuredTarget, DataDirLockedError, type Database, openConnection } from "@/db/client";
+import { prepareDatabase } from "@/db/prepare";
+import { createAccount, findAccountIdByUsername } from "@/lib/accounts/service";
+import { createAdminUser } from "@/lib/admins/service";
+import { createApiKey, deleteApiKey, getApiKey, listApiKeys, setApiKeyEnabled } from "@/lib/api-keys/service";
+import type { Actor } from "@/lib/audit/service";
+import { ConfigError } from "@/lib/env";
+import { AppError } from "@/lib/errors";
+import { addPhpVersion, listPhpVersions } from "@/lib/php/service";
+import { createPlan } from "@/lib/plans/service";
+import { createReseller, findResellerByUsername } from "@/lib/resellers/service";
+
+// `npm run panel -- <resource> <action> [options]`: what an operator scripts, on the same
+// services as the web UI and the API. With --json each command prints exactly one JSON object
+// on one line; errors go to stderr with exit code 1 (2 for usage and configuration).
+
+const USAGE = `Usage: npm run panel -- <command> [--json]
+
+  admin create --email E --password P [--name N]
+  plan create --name N [--max-databases N] [--max-domains N] [--max-db-users N]
+              [--max-dns-records N] [--disk-mb N]
+  reseller create --username U
+  account create --username U --domain D [--plan NAME] [--reseller U] [--email E]
+  key create --name N (--admin | --reseller U | --account U)
+             [--ip ADDR_OR_CIDR]... [--endpoint "METHOD /api/path/{param}"]... [--disabled]
+  key list
+  key disable ID | key enable ID | key delete ID
+  php add --version 8.3
+  php list`;
+
+const actor: Actor = { type: "cli" };
+
+class UsageError extends Error {}
+
+type Options = Record<string, string | string[] | boolean | undefined>;
+
+const optionSpec = {
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+  email: { type: "string" },
+  password: { type: "string" },
+  name: { type: "string" },
+  username: { type: "string" },
+  domain: { type: "string" },
+  plan: { type: "string" },
+  reseller: { type: "string" },
+  account: { type: "string" },
+  admin: { type: "boolean" },
+  ip: { type: "string", multiple: true },
+  endpoint: { type: "string", multiple: true },
+  disabled: { type: "boolean" },
+  version: { type: "string" },
+  "max-databases": { type: "string" },
+  "max-domains": { type: "string" },
+  "max-db-users": { type: "string" },
+  "max-dns-records": { type: "string" },
+  "disk-mb": { type: "string" },
+} as const;
+
+function required(options: Options, name: string): string {
+  const value = options[name];
+  if (typeof value !== "string" || value === "") throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function optionalInt(options: Options, name: string): number | null {
+  const value = options[name];
+  if (value === undefined) return null;
+  if (typeof value !== "string" || !/^[0-9]+$/.test(value)) {
+    throw new UsageError(`--${name} must be a whole number`);
+  }
+  return Number(value);
+}
+
+function idArgument(args: string[]): number {
+  const id = args[0];
+  if (!id || !/^[1-9][0-9]*$/.test(id)) throw new UsageError("give the key's numeric ID");
+  return Number(id);
+}
+
+type Command = (db: Database, options: Options, args: string[]) => Promise<{ json: object; text: string }>;
+
+const commands: Record<string, Command> = {
+  async "admin create"(db, options) {
+    const admin = await createAdminUser(
+      db,
+      { email: required(options, "email"), password: required(options, "password"), name: options.name as string | undefined },
+      actor,
+    );
+    return { json: admin, text: `Admin ${admin.email} created (id ${admin.id}).` };
+  },
+
+  async "plan create"(db, options) {
+    const plan = await createPlan(
+      db,
+      {
+        name: required(options, "name"),
+        max_databases: optionalInt(options, "max-databases"),
+        max_domains: optionalInt(options, "max-domains"),
+        max_database_users: optionalInt(options, "max-db-users"),
+        max_dns_records: optionalInt(options, "max-dns-records"),
+        disk_mb: optionalInt(options, "disk-mb"),
+      },
+      actor,
+    );
+    return { json: plan, text: `Plan ${plan.name} created (id ${plan.id}).` };
+  },
+
+  async "reseller create"(db, options) {
+    const reseller = await createReseller(db, { username: required(options, "username") }, actor);
+    return { json: reseller, text: `Reseller ${reseller.username} created (id ${reseller.id}).` };
+  },
+
+  async "account create"(db, options) {
+    const account = await createAccount(
+      db,
+      {
+        username: required(options, "username"),
+        domain: required(options, "domain"),
+        plan: options.plan as string | undefined,
+        reseller: options.reseller as string | undefined,
+        email: options.email as string | undefined,
+      },
+      actor,
+    );
+    return {
+      json: account,
+      text: `Account ${account.username} created (id ${account.id}) with domain ${account.domain}.`,
+    };
+  },
+
+  async "key create"(db, options) {
+    const scopes = [options.admin && "admin", options.reseller && "reseller", options.account && "account"].filter(Boolean);
+    if (scopes.length !== 1) throw new UsageError("give exactly one of --admin, --reseller U, --account U");
+    let target: { scope: "admin" | "reseller" | "account"; reseller_id?: number; account_id?: number };
+    if (options.reseller) {
+      const reseller = await findResellerByUsername(db, options.reseller as string);
+      if (!reseller) throw new AppError("NOT_FOUND", `No reseller named ${options.reseller}`);
+      target = { scope: "reseller", reseller_id: reseller.id };
+    } else if (options.account) {
+      const accountId = await findAccountIdByUsername(db, options.account as string);
+      if (!accountId) throw new AppError("NOT_FOUND", `No hosting account named ${options.account}`);
+      target = { scope: "account", account_id: accountId };
+    } else {
+      target = { scope: "admin" };
+    }
+    const endpoints = (options.endpoint as string[] | undefined) ?? [];
+    const created = await createApiKey(
+      db,
+      {
+        name: required(options, "name"),
+        ...target,
+        is_enabled: !options.disabled,
+        allowed_ips: (options.ip as string[] | undefined) ?? [],
+        allow_all_endpoints: endpoints.length === 0,
+        allowed_endpoints: endpoints,
+      },
+      actor,
+    );
+    return {
+      json: created,
+      text: [
+        `API key ${created.name} created (id ${created.id}).`,
+        `  X-API-Key:    ${created.key}`,
+        `  X-API-Secret: ${created.secret}`,
+        "Store the secret now: it is shown only this once.",
+      ].join("\n"),
+    };
+  },
+
+  async "key list"(db) {
+    const { rows } = await listApiKeys(db, { per_page: 0 });
+    const text = rows.length
+      ? rows
+          .map(
+            (key) =>
+              `${key.id}\t${key.name}\t${key.key}\t${key.scope}\t${key.is_enabled ? "enabled" : "disabled"}\t` +
+              `last used ${key.last_used_at ?? "never"}`,
+          )
+          .join("\n")
+      : "No API keys.";
+    return { json: { keys: rows }, text };
+  },
+
+  async "key disable"(db, _options, args) {
+    const key = await setApiKeyEnabled(db, idArgument(args), false, actor);
+    return { json: key, text: `API key ${key.id} (${key.name}) disabled.` };
+  },
+
+  async "key enable"(db, _options, args) {
+    const key = await setApiKeyEnabled(db, idArgument(args), true, actor);
+    return { json: key, text: `API key ${key.id} (${key.name}) enabled.` };
+  },
+
+  async "key delete"(db, _options, args) {
+    const id = idArgument(args);
+    const key = await getApiKey(db, id);
+    await deleteApiKey(db, id, actor);
+    return { json: { id, deleted: true }, text: `API key ${id} (${key.name}) deleted.` };
+  },
+
+  async "php add"(db, options) {
+    const php = await addPhpVersion(db, { version: required(options, "version") }, actor);
+    return { json: php, text: `PHP ${php.version} added (id ${php.id}).` };
+  },
+
+  async "php list"(db) {
+    const versions = await listPhpVersions(db);
+    const text = versions.length ? versions.map((v) => `${v.id}\t${v.version}`).join("\n") : "No PHP versions.";
+    return { json: { php_versions: versions }, text };
+  },
+};
+
+function describeError(error: unknown): string {
+  if (error instanceof AppError) {
+    const fields = Object.entries(error.fieldErrors ?? {}).map(([field, messages]) => `  ${field}: ${messages.join("; ")}`);
+    return [error.message, ...fields].join("\n");
+  }
+  if (error instanceof z.ZodError) {
+    return ["Invalid input:", ...error.issues.map((issue) => `  ${issue.path.join(".") || "input"}: ${issue.message}`)].join("\n");
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: optionSpec, allowPositionals: true, strict: true });
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values: options, positionals } = parsed;
+  const [resource, action, ...args] = positionals;
+  const command = commands[`${resource} ${action}`];
+  if (options.help || !command) {
+    (options.help ? console.log : console.error)(USAGE);
+    return options.help ? 0 : 2;
+  }
+
+  let connection: Connection | undefined;
+  try {
+    connection = await openConnection(configuredTarget());
+    await prepareDatabase(connection);
+    const result = await command(connection.db, options, args);
+    console.log(options.json ? JSON.stringify(result.json) : result.text);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+      console.error(error.message);
+      return 2;
+    }
+    console.error(`Error: ${describeError(error)}`);
+    return 1;
+  } finally {
+    await connection?.close();
+  }
+}
+
+process.exitCode = await runCli(process.argv.slice(2));

@@ -1,0 +1,42 @@
+import { z } from "zod";
+import { timestamp } from "@/lib/http/operation";
+
+/** Types a client may create; SOA is listed but managed by the panel. */
+export const EDITABLE_RECORD_TYPES = ["A", "AAAA", "CNAME", "MX", "TXT", "SRV", "NS"] as const;
+
+const ttl = z.number().int().min(60).max(86400);
+const port16 = z.number().int().min(0).max(65535);
+
+export const dnsListQuerySchema = z.object({
+  domain_id: z
+    .string()
+    .regex(/^[1-9][0-9]{0,9}$/, "must be a positive integer")
+    .transform(Number),
+});
+
+export const createDnsRecordBodySchema = z.object({
+  domain_id: z.number().int().positive(),
+  name: z.string().trim().min(1).max(253),
+  type: z.enum(EDITABLE_RECORD_TYPES),
+  content: z.string().trim().min(1).max(4096),
+  ttl,
+  priority: port16.optional(),
+  weight: port16.optional(),
+  port: port16.optional(),
+});
+
+export const updateDnsRecordBodySchema = createDnsRecordBodySchema.omit({ domain_id: true }).partial().strict();
+
+export const dnsRecordSchema = z.object({
+  id: z.number().int(),
+  domain_id: z.number().int(),
+  name: z.string(),
+  type: z.enum(["SOA", ...EDITABLE_RECORD_TYPES]),
+  content: z.string(),
+  ttl: z.number().int(),
+  priority: z.number().int().nullable(),
+  weight: z.number().int().nullable(),
+  port: z.number().int().nullable(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});

@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { defineOperation, idParams } from "@/lib/http/operation";
+import { createDomainBodySchema, domainRecordSchema } from "./schemas";
+
+const tag = "Domains";
+
+export const domainOperations = {
+  list: defineOperation({
+    operationId: "listDomains",
+    method: "GET",
+    path: "/api/client/domains",
+    audience: "client",
+    tag,
+    summary: "The account's domains, subdomains and parked domains",
+    response: z.array(domainRecordSchema),
+    successStatus: 200,
+    errorStatuses: [],
+  }),
+  create: defineOperation({
+    operationId: "createDomain",
+    method: "POST",
+    path: "/api/client/domains",
+    audience: "client",
+    tag,
+    summary: "Add a domain, subdomain or parked domain (its DNS zone is provisioned)",
+    body: createDomainBodySchema,
+    response: domainRecordSchema,
+    successStatus: 201,
+    errorStatuses: [400, 422],
+  }),
+  get: defineOperation({
+    operationId: "getDomain",
+    method: "GET",
+    path: "/api/client/domains/{id}",
+    audience: "client",
+    tag,
+    summary: "One domain",
+    params: idParams,
+    response: domainRecordSchema,
+    successStatus: 200,
+    errorStatuses: [404],
+  }),
+};

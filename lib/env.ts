@@ -1,0 +1,123 @@
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+import { parseCidrList } from "@/lib/net/address";
+
+// Every setting of the panel, read from the environment once. A bad value stops the start
+// with a message naming the variable (see README.md "Configuration").
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const optionalString = z
+  .string()
+  .trim()
+  .optional()
+  .transform((value) => (value ? value : null));
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  DATABASE_URL: optionalString.refine(
+    (url) => url === null || /^postgres(ql)?:\/\//.test(url),
+    "must be a postgres:// or postgresql:// URL",
+  ),
+  DATA_DIR: z.string().trim().min(1).default("./data"),
+  PUBLIC_URL: optionalString.refine(
+    (url) => url === null || URL.canParse(url),
+    "must be an absolute URL such as https://panel.example.com",
+  ),
+  AUTH_SECRET: optionalString.refine(
+    (secret) => secret === null || secret.length >= 32,
+    "must be at least 32 characters",
+  ),
+  TRUSTED_PROXIES: z
+    .string()
+    .default("")
+    .transform((value, ctx) => {
+      try {
+        return parseCidrList(value);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
+  MYSQL_PROVISION_URL: optionalString.refine(
+    (url) => url === null || /^mysql:\/\//.test(url),
+    "must be a mysql:// URL",
+  ),
+  MYSQL_USER_HOST: z.string().trim().min(1).max(255).default("%"),
+  ZONES_DIR: optionalString,
+  ZONE_RELOAD_COMMAND: optionalString,
+  ACCESS_LOG_DIR: optionalString,
+  DNS_NAMESERVERS: optionalString,
+  SERVER_IPV4: optionalString.refine((ip) => ip === null || net.isIPv4(ip), "must be an IPv4 address"),
+  METRICS_INTERVAL_S: positiveInt(60),
+  METRICS_RETENTION_DAYS: positiveInt(30),
+  // Bench-only routes (/api/bench/*): never enabled unless `npm run bench` asks for them.
+  PANEL_BENCH_ROUTES: z
+    .enum(["0", "1"])
+    .default("0")
+    .transform((value) => value === "1"),
+});
+
+export type Env = ReturnType<typeof loadEnv>;
+
+export class ConfigError extends Error {}
+
+function loadEnv(source: NodeJS.ProcessEnv) {
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const raw = parsed.data;
+  const publicUrl = (raw.PUBLIC_URL ?? `http://localhost:${raw.PORT}`).replace(/\/+$/, "");
+  const dataDir = path.resolve(/* turbopackIgnore: true */ raw.DATA_DIR);
+  return {
+    port: raw.PORT,
+    databaseUrl: raw.DATABASE_URL,
+    dataDir,
+    publicUrl,
+    authSecret: raw.AUTH_SECRET,
+    trustedProxies: raw.TRUSTED_PROXIES,
+    mysqlProvisionUrl: raw.MYSQL_PROVISION_URL,
+    mysqlUserHost: raw.MYSQL_USER_HOST,
+    zonesDir: path.resolve(/* turbopackIgnore: true */ raw.ZONES_DIR ?? path.join(dataDir, "zones")),
+    zoneReloadCommand: raw.ZONE_RELOAD_COMMAND,
+    accessLogDir: path.resolve(/* turbopackIgnore: true */ raw.ACCESS_LOG_DIR ?? path.join(dataDir, "logs")),
+    nameservers: parseNameservers(raw.DNS_NAMESERVERS, publicUrl),
+    serverIpv4: raw.SERVER_IPV4 ?? primaryIpv4(),
+    metricsIntervalS: raw.METRICS_INTERVAL_S,
+    metricsRetentionDays: raw.METRICS_RETENTION_DAYS,
+    benchRoutes: raw.PANEL_BENCH_ROUTES,
+  };
+}
+
+/** Two name servers for new zones: DNS_NAMESERVERS, else ns1/ns2 of the panel's host name. */
+function parseNameservers(value: string | null, publicUrl: string): [string, string] {
+  if (value) {
+    const names = value.split(/[\s,]+/).filter(Boolean).map((name) => name.toLowerCase().replace(/\.$/, ""));
+    if (names.length !== 2 || !names.every((name) => /^([a-z0-9-]+\.)+[a-z0-9-]+$/.test(name))) {
+      throw new ConfigError("Invalid configuration:\n  DNS_NAMESERVERS: must be two host names, e.g. ns1.example.com,ns2.example.com");
+    }
+    return [names[0], names[1]];
+  }
+  const host = new URL(publicUrl).hostname;
+  const base = host.includes(".") && net.isIP(host) === 0 ? host : "localhost";
+  return [`ns1.${base}`, `ns2.${base}`];
+}
+
+/** The address new zones point their apex at: SERVER_IPV4, else the first external IPv4. */
+function primaryIpv4(): string {
+  for (const addresses of Object.values(os.networkInterfaces())) {
+    const external = addresses?.find((address) => address.family === "IPv4" && !address.internal);
+    if (external) return external.address;
+  }
+  return "127.0.0.1";
+}
+
+const globalForEnv = globalThis as unknown as { __panelEnv?: Env };
+
+/** The validated configuration of this process (parsed on first use, then cached). */
+export function env(): Env {
+  return (globalForEnv.__panelEnv ??= loadEnv(process.env));
+}

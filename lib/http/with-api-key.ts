@@ -1,0 +1,108 @@
+import { z } from "zod";
+import { AuthFailure, authenticate, type Principal } from "@/lib/auth/authenticate";
+import type { AccountRef } from "@/lib/auth/key-cache";
+import { AppError } from "@/lib/errors";
+import { clientAddressOf } from "./client-address";
+import type { Operation } from "./operation";
+import { errorResponse, fieldErrorsOf, json, toErrorResponse, validationMessage } from "./respond";
+
+type Parsed<Op, Key extends "params" | "query" | "body"> = Op extends { [K in Key]: infer S extends z.ZodType }
+  ? z.output<S>
+  : undefined;
+
+export interface ApiContext<Op extends Operation> {
+  principal: Principal;
+  params: Parsed<Op, "params">;
+  query: Parsed<Op, "query">;
+  /** Absent (undefined) only when the operation's body is optional and none was sent. */
+  body: Op extends { bodyOptional: true } ? Parsed<Op, "body"> | undefined : Parsed<Op, "body">;
+  request: Request;
+}
+
+/** Client operations always run inside one hosting account. */
+export interface ClientApiContext<Op extends Operation> extends ApiContext<Op> {
+  account: AccountRef;
+}
+
+type ContextFor<Op extends Operation> = Op extends { audience: "client" } ? ClientApiContext<Op> : ApiContext<Op>;
+
+type RouteContext = { params: Promise<Record<string, string | string[]>> };
+
+class RequestError extends Error {
+  constructor(readonly response: Response) {
+    super("request rejected");
+  }
+}
+
+async function readBody(request: Request, operation: Operation): Promise<unknown> {
+  if (!operation.body) return undefined;
+  const text = await request.text();
+  if (text.trim() === "") {
+    if (operation.bodyOptional) return undefined;
+    throw new RequestError(errorResponse(400, "A JSON body is required"));
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new RequestError(errorResponse(400, "The body is not valid JSON"));
+  }
+}
+
+function parseOrReject(schema: z.ZodType | undefined, value: unknown) {
+  if (!schema) return undefined;
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const errors = fieldErrorsOf(parsed.error);
+  throw new RequestError(errorResponse(422, validationMessage(errors), errors));
+}
+
+/**
+ * The one way into the API: authenticates the key for this operation (lib/auth/authenticate),
+ * parses params (a bad id is a 404), query and body (422 with field errors, 400 for bad JSON),
+ * runs the handler and sends its result through the response schema, so no column leaks.
+ */
+export function withApiKey<Op extends Operation>(
+  operation: Op,
+  handler: (context: ContextFor<Op>) => Promise<z.input<Op["response"]>>,
+) {
+  const context = `${operation.method} ${operation.path}`;
+  return async (request: Request, route: RouteContext): Promise<Response> => {
+    try {
+      const { principal, account } = await authenticate(
+        operation,
+        {
+          apiKey: request.headers.get("x-api-key"),
+          apiSecret: request.headers.get("x-api-secret"),
+          hostingAccount: request.headers.get("x-hosting-account"),
+        },
+        clientAddressOf(request),
+      );
+
+      let params: unknown;
+      if (operation.params) {
+        const parsed = operation.params.safeParse(await route.params);
+        if (!parsed.success) return errorResponse(404, "Not found");
+        params = parsed.data;
+      }
+      const url = new URL(request.url);
+      const query = parseOrReject(operation.query, Object.fromEntries(url.searchParams));
+      const body = parseOrReject(operation.body, await readBody(request, operation));
+
+      const result = await handler({ principal, account, params, query, body, request } as ContextFor<Op>);
+      const response = operation.response.safeParse(result);
+      if (!response.success) throw new Error(`response does not match its schema: ${response.error.message}`);
+      return json(response.data, operation.successStatus);
+    } catch (error) {
+      if (error instanceof AuthFailure) return errorResponse(error.status, error.message);
+      if (error instanceof RequestError) return error.response;
+      return toErrorResponse(error, context);
+    }
+  };
+}
+
+/** The handler of an operation a later piece of work implements: 501, never fake data. */
+export function notImplemented(operation: Operation) {
+  return withApiKey(operation, async () => {
+    throw new AppError("NOT_IMPLEMENTED", `${operation.method} ${operation.path} is not implemented yet`);
+  });
+}

@@ -1,0 +1,75 @@
+import { z } from "zod";
+import { defineOperation, messageResponse } from "@/lib/http/operation";
+import {
+  clearCacheBodySchema,
+  historyQuerySchema,
+  metricsHistoryRecordSchema,
+  metricsStatsSchema,
+  serviceHistoryQuerySchema,
+  serviceHistoryRecordSchema,
+  systemInfoSchema,
+} from "./schemas";
+
+const tag = "Metrics";
+
+export const metricsOperations = {
+  history: defineOperation({
+    operationId: "getMetricsHistory",
+    method: "GET",
+    path: "/api/metrics/history",
+    audience: "admin",
+    tag,
+    summary: "CPU and RAM samples, newest first (cached 60 s per limit)",
+    query: historyQuerySchema,
+    response: z.array(metricsHistoryRecordSchema),
+    successStatus: 200,
+    errorStatuses: [422, 500],
+  }),
+  stats: defineOperation({
+    operationId: "getMetricsStats",
+    method: "GET",
+    path: "/api/metrics/stats",
+    audience: "admin",
+    tag,
+    summary: "Averages, minima and maxima of CPU, cores, RAM, disks and networks (cached 60 s)",
+    response: metricsStatsSchema,
+    successStatus: 200,
+    errorStatuses: [500],
+  }),
+  systemInfo: defineOperation({
+    operationId: "getSystemInfo",
+    method: "GET",
+    path: "/api/metrics/system-info",
+    audience: "admin",
+    tag,
+    summary: "Live system information (cached 60 s)",
+    response: systemInfoSchema,
+    successStatus: 200,
+    errorStatuses: [500],
+  }),
+  serviceHistory: defineOperation({
+    operationId: "getServiceHistory",
+    method: "GET",
+    path: "/api/metrics/service-history",
+    audience: "admin",
+    tag,
+    summary: "Per-service CPU, memory and process samples, newest first (cached 60 s)",
+    query: serviceHistoryQuerySchema,
+    response: z.array(serviceHistoryRecordSchema),
+    successStatus: 200,
+    errorStatuses: [422, 500],
+  }),
+  clearCache: defineOperation({
+    operationId: "clearMetricsCache",
+    method: "POST",
+    path: "/api/metrics/clear-cache",
+    audience: "admin",
+    tag,
+    summary: "Clear the metrics caches named in the body",
+    body: clearCacheBodySchema,
+    bodyOptional: true,
+    response: messageResponse,
+    successStatus: 200,
+    errorStatuses: [400, 422, 500],
+  }),
+};

@@ -1,0 +1,33 @@
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+// Runs `next build` when .next is missing or older than any source (npm start and npm test).
+
+const root = process.cwd();
+const buildIdPath = path.join(root, ".next", "BUILD_ID");
+const sources = ["app", "components", "lib", "db", "public", "next.config.ts", "package.json", "server.ts", "instrumentation.ts"];
+
+function newestMtime(entry: string): number {
+  const full = path.join(root, entry);
+  if (!fs.existsSync(full)) return 0;
+  const stat = fs.statSync(full);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const child of fs.readdirSync(full)) newest = Math.max(newest, newestMtime(path.join(entry, child)));
+  return newest;
+}
+
+function buildIsCurrent(): boolean {
+  if (!fs.existsSync(buildIdPath)) return false;
+  const builtAt = fs.statSync(buildIdPath).mtimeMs;
+  return sources.every((entry) => newestMtime(entry) <= builtAt);
+}
+
+export function buildIfNeeded(): void {
+  if (buildIsCurrent()) return;
+  console.log("Building the panel (next build)…");
+  const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
+  const build = spawnSync(process.execPath, [nextBin, "build"], { stdio: "inherit" });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}

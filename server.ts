@@ -1,0 +1,71 @@
+import http from "node:http";
+import next from "next";
+import { connection } from "@/db/client";
+import { prepareDatabase } from "@/db/prepare";
+import { announceAdminSetup } from "@/lib/admins/setup";
+import { ConfigError, env } from "@/lib/env";
+import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from "@/lib/http/client-address";
+import { matchApiRoute } from "@/lib/http/registry";
+import { buildAddressMatcher } from "@/lib/net/address";
+
+// The panel's HTTP server: Next.js behind a thin layer that (1) answers unknown /api paths with
+// 404 and wrong methods with 405 (JSON, before authentication: there is nothing to protect) and
+// (2) decides the client's address from the socket, believing X-Forwarded-For only from
+// TRUSTED_PROXIES. `next start` alone passes forged forwarding headers through, so the panel
+// always runs through this file (npm start → scripts/start.ts → here).
+
+function sendJson(res: http.ServerResponse, status: number, body: object, headers: http.OutgoingHttpHeaders = {}) {
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify(body));
+}
+
+export async function startServer(): Promise<http.Server> {
+  const config = env();
+  const db = await connection();
+  await prepareDatabase(db);
+
+  const app = next({ dev: false, dir: process.cwd() });
+  await app.prepare();
+  const handle = app.getRequestHandler();
+  const trustedProxies = config.trustedProxies.length ? buildAddressMatcher(config.trustedProxies) : null;
+
+  const server = http.createServer((req, res) => {
+    const pathname = (req.url ?? "/").split("?")[0];
+    if (pathname === "/api" || pathname.startsWith("/api/")) {
+      const isBenchRoute = config.benchRoutes && pathname.startsWith("/api/bench/");
+      const match = isBenchRoute ? { kind: "found" as const } : matchApiRoute(req.method ?? "GET", pathname);
+      if (match.kind === "not_found") return sendJson(res, 404, { error: `No API operation at ${pathname}` });
+      if (match.kind === "wrong_method") {
+        const allow = match.allow.join(", ");
+        return sendJson(res, 405, { error: `${req.method} is not allowed here; allowed: ${allow}` }, { allow });
+      }
+    }
+    const forwardedFor = req.headers["x-forwarded-for"];
+    for (const header of FORWARDING_HEADERS) delete req.headers[header];
+    const clientAddress = resolveClientAddress(
+      req.socket.remoteAddress,
+      Array.isArray(forwardedFor) ? forwardedFor.join(",") : forwardedFor,
+      trustedProxies,
+    );
+    if (clientAddress) req.headers[CLIENT_ADDRESS_HEADER] = clientAddress;
+    void handle(req, res);
+  });
+
+  await new Promise<void>((resolve) => server.listen(config.port, resolve));
+  console.log(`Hosting panel listening on port ${config.port} (${config.publicUrl}), storage: ${db.kind}`);
+  await announceAdminSetup(db.db);
+
+  const shutdown = () => {
+    server.close();
+    void db.close().finally(() => process.exit(0));
+  };
+  process.once("SIGTERM", shutdown);
+  process.once("SIGINT", shutdown);
+  return server;
+}
+
+startServer().catch((error) => {
+  if (error instanceof ConfigError) console.error(error.message);
+  else console.error("The panel could not start:", error);
+  process.exit(1);
+});

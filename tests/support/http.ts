@@ -1,0 +1,50 @@
+// Calls the API as an integrator would.
+
+export interface Credentials {
+  key: string;
+  secret: string;
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export async function call<T = any>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { credentials?: Credentials; account?: string | number; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.credentials) {
+    headers["x-api-key"] = options.credentials.key;
+    headers["x-api-secret"] = options.credentials.secret;
+  }
+  if (options.account !== undefined) headers["x-hosting-account"] = String(options.account);
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["content-type"] = "application/json";
+  }
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text, tests assert on it
+  }
+  return { status: response.status, headers: response.headers, body: parsed as T };
+}
+
+/** A client bound to one key (and optionally one account). */
+export function apiClient(baseUrl: string, credentials?: Credentials, account?: string | number) {
+  return {
+    get: <T = any>(path: string, headers?: Record<string, string>) => call<T>(baseUrl, "GET", path, { credentials, account, headers }),
+    post: <T = any>(path: string, body?: unknown) => call<T>(baseUrl, "POST", path, { credentials, account, body }),
+    put: <T = any>(path: string, body?: unknown) => call<T>(baseUrl, "PUT", path, { credentials, account, body }),
+    delete: <T = any>(path: string) => call<T>(baseUrl, "DELETE", path, { credentials, account }),
+  };
+}
