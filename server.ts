@@ -21,6 +21,8 @@ function sendJson(res: http.ServerResponse, status: number, body: object, header
 
 export async function startServer(): Promise<http.Server> {
   const config = env();
+  // next-auth builds its callback URLs from NEXTAUTH_URL.
+  process.env.NEXTAUTH_URL ??= config.publicUrl;
   const db = await connection();
   await prepareDatabase(db);
 
