@@ -1,0 +1,132 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
+import { apiClient } from "../support/http";
+import { startServer } from "../support/server";
+
+// The `panel` command line as an operator runs it: a subprocess, on PGlite and PostgreSQL.
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function panel(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  const tsx = path.join(process.cwd(), "node_modules", ".bin", "tsx");
+  const child = spawn(tsx, ["lib/cli/main.ts", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += chunk));
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr })));
+}
+
+/** --json prints exactly one JSON object on one line. */
+function onlyJsonObject(result: CliResult) {
+  assert.equal(result.code, 0, result.stderr);
+  const lines = result.stdout.split("\n").filter(Boolean);
+  assert.equal(lines.length, 1, `one line: ${result.stdout}`);
+  const value = JSON.parse(lines[0]);
+  assert.equal(typeof value, "object");
+  assert.ok(value && !Array.isArray(value));
+  return value;
+}
+
+for (const backend of testBackends()) {
+  describe(`command line (${backend})`, () => {
+    let database: TestDatabase;
+    const run = (...args: string[]) => panel(database.env, ...args);
+
+    before(async () => {
+      database = await createTestDatabase(backend);
+    });
+    after(async () => {
+      await database?.drop();
+    });
+
+    test("creates an admin, a plan, a reseller, an account with its domain, PHP versions", async () => {
+      const admin = onlyJsonObject(await run("admin", "create", "--email", "ops@example.com", "--password", "long enough pw", "--json"));
+      assert.equal(admin.email, "ops@example.com");
+      assert.equal(admin.password_hash, undefined);
+      const plan = onlyJsonObject(
+        await run("plan", "create", "--name", "small", "--max-databases", "3", "--max-domains", "2", "--max-db-users", "4", "--disk-mb", "500", "--json"),
+      );
+      assert.deepEqual([plan.max_databases, plan.max_domains, plan.max_database_users, plan.disk_mb], [3, 2, 4, 500]);
+      const reseller = onlyJsonObject(await run("reseller", "create", "--username", "acme", "--json"));
+      assert.equal(reseller.username, "acme");
+      const account = onlyJsonObject(
+        await run("account", "create", "--username", "shop", "--domain", "shop.example", "--plan", "small", "--reseller", "acme", "--email", "o@shop.example", "--json"),
+      );
+      assert.equal(account.domain, "shop.example");
+      assert.equal(account.plan.name, "small");
+      assert.equal(account.reseller_id, reseller.id);
+      const plain = onlyJsonObject(await run("account", "create", "--username", "plain", "--domain", "plain.example", "--json"));
+      assert.equal(plain.plan.name, "default", "the default plan");
+      const php = onlyJsonObject(await run("php", "add", "--version", "8.3", "--json"));
+      assert.deepEqual(Object.keys(php).sort(), ["id", "version"]);
+      const list = onlyJsonObject(await run("php", "list", "--json"));
+      assert.deepEqual(list.php_versions, [php]);
+    });
+
+    test("key create prints the secret once; key list never does; disable, enable, delete", async () => {
+      const created = onlyJsonObject(
+        await run("key", "create", "--name", "billing", "--account", "shop", "--ip", "10.0.0.0/8", "--ip", "::1", "--endpoint", "GET /api/client/account", "--json"),
+      );
+      assert.match(created.key, /^hcp_[0-9A-Za-z]+$/);
+      assert.ok(created.secret.length >= 40);
+      assert.deepEqual(created.allowed_ips, ["10.0.0.0/8", "::1"]);
+      assert.deepEqual(created.allowed_endpoints, ["GET /api/client/account"]);
+      assert.equal(created.allow_all_endpoints, false);
+      const list = await run("key", "list", "--json");
+      assert.ok(!list.stdout.includes(created.secret), "the secret is never listed");
+      assert.equal(onlyJsonObject(list).keys.length, 1);
+      assert.equal(onlyJsonObject(await run("key", "disable", String(created.id), "--json")).is_enabled, false);
+      assert.equal(onlyJsonObject(await run("key", "enable", String(created.id), "--json")).is_enabled, true);
+      assert.deepEqual(onlyJsonObject(await run("key", "delete", String(created.id), "--json")), { id: created.id, deleted: true });
+      assert.equal(onlyJsonObject(await run("key", "list", "--json")).keys.length, 0);
+    });
+
+    test("errors go to stderr with a non-zero exit and nothing on stdout", async () => {
+      for (const args of [
+        ["account", "create", "--username", "shop", "--domain", "other.example"],
+        ["account", "create", "--username", "x1", "--domain", "not a domain"],
+        ["account", "create", "--username", "x2", "--domain", "x2.example", "--plan", "nope"],
+        ["key", "create", "--name", "k", "--admin", "--account", "shop"],
+        ["key", "create", "--name", "k", "--admin", "--ip", "300.1.1.1"],
+        ["key", "create", "--name", "k", "--admin", "--endpoint", "GET /api/nope"],
+        ["key", "disable", "999"],
+        ["plan", "create", "--name", "p", "--max-databases", "lots"],
+        ["frobnicate"],
+      ]) {
+        const result = await run(...args, "--json");
+        assert.notEqual(result.code, 0, args.join(" "));
+        assert.equal(result.stdout, "", args.join(" "));
+        assert.ok(result.stderr.trim().length > 0, args.join(" "));
+      }
+    });
+
+    test("a key made on the command line works against the API", async () => {
+      const created = onlyJsonObject(await run("key", "create", "--name", "ops", "--admin", "--json"));
+      const server = await startServer(database.env);
+      try {
+        const response = await apiClient(server.baseUrl, created, "shop").get("/api/client/account");
+        assert.equal(response.status, 200);
+        assert.equal(response.body.username, "shop");
+        if (backend === "pglite") {
+          const locked = await run("key", "list");
+          assert.equal(locked.code, 2);
+          assert.match(locked.stderr, /in use by another panel process/);
+        } else {
+          const disabled = onlyJsonObject(await run("key", "disable", String(created.id), "--json"));
+          assert.equal(disabled.is_enabled, false);
+          assert.equal((await apiClient(server.baseUrl, created, "shop").get("/api/client/account")).status, 403);
+        }
+      } finally {
+        await server.stop();
+      }
+    });
+  });
+}

@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { type Backend, createTestDatabase, type TestDatabase, testBackends } from "../support/database";
+
+// In one process (PGlite's only mode), revocation through lib/ services defeats the key cache on
+// the very next authentication. The process has one connection, so this file uses one backend:
+// PGlite when it is among TEST_BACKENDS (across processes, see tests/api/revocation.test.ts).
+
+const backend: Backend = testBackends().includes("pglite") ? "pglite" : "postgres";
+let database: TestDatabase;
+
+before(async () => {
+  database = await createTestDatabase(backend);
+  Object.assign(process.env, database.env);
+});
+after(async () => {
+  const { connection } = await import("@/db/client");
+  await (await connection()).close();
+  await database.drop();
+});
+
+test(`a disabled, re-scoped or deleted key is refused on the next authentication (${backend}, in process)`, async () => {
+  const { connection, getDb } = await import("@/db/client");
+  const { prepareDatabase } = await import("@/db/prepare");
+  const { authenticate, AuthFailure } = await import("@/lib/auth/authenticate");
+  const { createApiKey, updateApiKey, deleteApiKey } = await import("@/lib/api-keys/service");
+  await prepareDatabase(await connection());
+  const db = await getDb();
+  const actor = { type: "system" } as const;
+  const created = await createApiKey(db, { name: "cache", scope: "admin" }, actor);
+  const operation = { method: "GET", path: "/api/metrics/history", audience: "admin" } as const;
+  const headers = { apiKey: created.key, apiSecret: created.secret, hostingAccount: null };
+
+  const status = async () => {
+    try {
+      await authenticate(operation, headers, "127.0.0.1");
+      return 200;
+    } catch (error) {
+      if (error instanceof AuthFailure) return error.status;
+      throw error;
+    }
+  };
+
+  assert.equal(await status(), 200);
+  assert.equal(await status(), 200, "served from the cache");
+  await updateApiKey(db, created.id, { is_enabled: false }, actor);
+  assert.equal(await status(), 403);
+  await updateApiKey(db, created.id, { is_enabled: true }, actor);
+  assert.equal(await status(), 200);
+  await updateApiKey(db, created.id, { allowed_ips: ["10.0.0.0/8"] }, actor);
+  assert.equal(await status(), 403);
+  await deleteApiKey(db, created.id, actor);
+  assert.equal(await status(), 401);
+});
