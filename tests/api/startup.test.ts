@@ -1,0 +1,50 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
+import { call } from "../support/http";
+import { startServer, type TestServer } from "../support/server";
+
+// Start-up as an admin sees it: configuration checked first, migrations applied, a set-up link.
+
+test("a bad configuration value stops the start with a message naming the variable", () => {
+  const tsx = path.join(process.cwd(), "node_modules", ".bin", "tsx");
+  for (const [name, value] of [
+    ["PORT", "eighty"],
+    ["TRUSTED_PROXIES", "10.0.0.0/99"],
+    ["DATABASE_URL", "mysql://nope"],
+    ["METRICS_INTERVAL_S", "-5"],
+    ["PUBLIC_URL", "not a url"],
+  ]) {
+    const result = spawnSync(tsx, ["server.ts"], { env: { ...process.env, [name]: value }, encoding: "utf8", timeout: 60_000 });
+    assert.notEqual(result.status, 0, name);
+    assert.match(result.stderr, new RegExp(`Invalid configuration:[\\s\\S]*${name}`), name);
+  }
+});
+
+for (const backend of testBackends()) {
+  describe(`a fresh install (${backend})`, () => {
+    let database: TestDatabase;
+    let server: TestServer;
+    before(async () => {
+      database = await createTestDatabase(backend);
+      server = await startServer(database.env);
+    });
+    after(async () => {
+      await server?.stop();
+      await database?.drop();
+    });
+
+    test("prints a one-time set-up link for the first admin", () => {
+      assert.match(server.output(), /No admin exists yet[\s\S]*\/setup\?token=[0-9A-Za-z]{32}/);
+    });
+
+    test("serves the API with the schema migrated", async () => {
+      const response = await call(server.baseUrl, "GET", "/api/client/account", {
+        headers: { "x-api-key": "hcp_x", "x-api-secret": "y" },
+      });
+      assert.equal(response.status, 401);
+    });
+  });
+}
