@@ -53,9 +53,9 @@ export async function startServer(): Promise<http.Server> {
     void handle(req, res);
   });
 
+  await announceAdminSetup(db.db);
   await new Promise<void>((resolve) => server.listen(config.port, resolve));
   console.log(`Hosting panel listening on port ${config.port} (${config.publicUrl}), storage: ${db.kind}`);
-  await announceAdminSetup(db.db);
 
   const shutdown = () => {
     server.close();

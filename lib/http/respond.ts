@@ -53,6 +53,7 @@ export function toErrorResponse(error: unknown, context: string): Response {
   const pgCode = pgErrorCode(error);
   if (pgCode === "23505") return errorResponse(422, "A record with this name already exists");
   if (pgCode === "23503") return errorResponse(409, "The record is still referenced by another record");
+  if (pgCode === "22003") return errorResponse(422, "A number is out of range");
   console.error(`[api] ${context} failed:`, error);
   return errorResponse(500, `${context} could not complete because of an internal error`);
 }
