@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { timestamp } from "@/lib/http/operation";
+import { idField, onlyFields, timestamp } from "@/lib/http/operation";
 
 const profileString = z.string().trim().max(255).nullable();
 
@@ -31,21 +31,11 @@ export const restrictedAccountFields = [
 const restricted = new Set<string>(restrictedAccountFields);
 
 /** PUT /api/client/account: profile fields only; any other field is a 422 naming it. */
-export const updateAccountProfileSchema = z
-  .looseObject(z.object(accountProfileFields).partial().shape)
-  .superRefine((body, ctx) => {
-    for (const field of Object.keys(body)) {
-      if (field in accountProfileFields) continue;
-      ctx.addIssue({
-        code: "custom",
-        path: [field],
-        message: restricted.has(field)
-          ? `${field} can only be changed by an administrator`
-          : `${field} is not a field of the hosting account`,
-      });
-    }
-  })
-  .transform((body) => z.object(accountProfileFields).partial().parse(body));
+export const updateAccountProfileSchema = onlyFields(accountProfileFields, (field) =>
+  restricted.has(field)
+    ? `${field} can only be changed by an administrator`
+    : `${field} is not a field of the hosting account`,
+);
 
 export const planSchema = z.object({
   id: z.number().int(),
@@ -82,8 +72,8 @@ export const hostingAccountSchema = z.object({
 export type HostingAccountRecord = z.infer<typeof hostingAccountSchema>;
 
 export const configurePhpBodySchema = z.object({
-  domain_id: z.number().int().positive(),
-  php_version_id: z.number().int().positive(),
+  domain_id: idField,
+  php_version_id: idField,
   is_php_fpm_enabled: z.boolean().optional(),
 });
 

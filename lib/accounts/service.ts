@@ -1,14 +1,23 @@
-import { asc, eq } from "drizzle-orm";
+import { and, asc, count, eq } from "drizzle-orm";
+import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { DEFAULT_PLAN_NAME } from "@/db/prepare";
-import { hostingAccounts, plans } from "@/db/schema";
+import { customerDatabases, databaseUsers, domains, hostingAccounts, phpVersions, plans } from "@/db/schema";
+import { countAccountRecords } from "@/lib/dns/service";
+import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { normalizeDomainName } from "@/lib/domains/names";
 import { insertDomainWithZone } from "@/lib/domains/service";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { findPlanByName, toPlanRecord } from "@/lib/plans/service";
 import { findResellerByUsername } from "@/lib/resellers/service";
-import { type CreateAccountInput, createAccountSchema, type HostingAccountRecord } from "./schemas";
+import {
+  type CreateAccountInput,
+  type configurePhpBodySchema,
+  createAccountSchema,
+  type HostingAccountRecord,
+  type updateAccountProfileSchema,
+} from "./schemas";
 
 export function toAccountRecord(
   account: typeof hostingAccounts.$inferSelect,
@@ -62,7 +71,7 @@ export async function createAccount(
   const fields = createAccountSchema.parse(input);
   const domain = normalizeDomainName(fields.domain);
   if (!domain) throw validationError("domain", "is not a valid domain name");
-  const id = await db.transaction(async (tx) => {
+  const created = await db.transaction(async (tx) => {
     const plan = await findPlanByName(tx, fields.plan ?? DEFAULT_PLAN_NAME);
     if (!plan) throw validationError("plan", `names no plan ("${fields.plan}")`);
     const reseller = fields.reseller ? await findResellerByUsername(tx, fields.reseller) : null;
@@ -83,7 +92,7 @@ export async function createAccount(
       if (pgErrorCode(error) === "23505") throw validationError("username", "is already taken");
       throw error;
     }
-    await insertDomainWithZone(tx, {
+    const domainRow = await insertDomainWithZone(tx, {
       accountId: account.id,
       domain,
       domainType: "domain",
@@ -95,9 +104,10 @@ export async function createAccount(
       targetId: account.id,
       details: { username: account.username, domain },
     });
-    return account.id;
+    return { accountId: account.id, domainId: domainRow.id };
   });
-  return getAccount(db, id);
+  await syncZoneFile(db, created.domainId);
+  return getAccount(db, created.accountId);
 }
 
 export async function findAccountIdByUsername(db: Queryable, username: string): Promise<number | null> {
@@ -106,4 +116,74 @@ export async function findAccountIdByUsername(db: Queryable, username: string): 
     .from(hostingAccounts)
     .where(eq(hostingAccounts.username, username.trim().toLowerCase()));
   return row?.id ?? null;
+}
+
+/** PUT /api/client/account: the profile fields and the auto-SSL toggle, nothing else. */
+export async function updateAccountProfile(
+  db: Database,
+  accountId: number,
+  patch: z.output<typeof updateAccountProfileSchema>,
+): Promise<HostingAccountRecord> {
+  const { is_auto_ssl_enabled: isAutoSslEnabled, ...profile } = patch;
+  if (Object.keys(patch).length > 0) {
+    const updated = await db
+      .update(hostingAccounts)
+      .set({ ...profile, isAutoSslEnabled })
+      .where(eq(hostingAccounts.id, accountId))
+      .returning({ id: hostingAccounts.id });
+    if (updated.length === 0) throw notFound("Hosting account");
+  }
+  return getAccount(db, accountId);
+}
+
+/** POST /api/client/account/configure-php: the PHP version (and PHP-FPM) of one owned domain. */
+export async function configurePhp(
+  db: Database,
+  accountId: number,
+  input: z.output<typeof configurePhpBodySchema>,
+): Promise<{ message: string }> {
+  return db.transaction(async (tx) => {
+    const [domain] = await tx
+      .select({ id: domains.id, domain: domains.domain })
+      .from(domains)
+      .where(and(eq(domains.id, input.domain_id), eq(domains.accountId, accountId)));
+    if (!domain) throw notFound("Domain");
+    const [php] = await tx.select().from(phpVersions).where(eq(phpVersions.id, input.php_version_id));
+    if (!php) throw validationError("php_version_id", "names no installed PHP version");
+    await tx
+      .update(domains)
+      .set({ phpVersionId: php.id, isPhpFpmEnabled: input.is_php_fpm_enabled })
+      .where(eq(domains.id, domain.id));
+    return { message: `PHP version of ${domain.domain} updated to ${php.version}` };
+  });
+}
+
+/** GET /api/client/account/usage-details: what the account uses against its plan. */
+export async function getUsageDetails(db: Queryable, accountId: number, databaseSizesMb: Map<string, number> | null) {
+  const account = await getAccount(db, accountId);
+  const countOf = async (table: typeof domains | typeof customerDatabases | typeof databaseUsers) => {
+    const [{ total }] = await db.select({ total: count() }).from(table).where(eq(table.accountId, accountId));
+    return total;
+  };
+  const databases = await db
+    .select({ id: customerDatabases.id, name: customerDatabases.databaseName })
+    .from(customerDatabases)
+    .where(eq(customerDatabases.accountId, accountId))
+    .orderBy(asc(customerDatabases.id));
+  return {
+    domains: { used: await countOf(domains), limit: account.plan.max_domains },
+    databases: { used: databases.length, limit: account.plan.max_databases },
+    database_users: { used: await countOf(databaseUsers), limit: account.plan.max_database_users },
+    dns_records: { used: await countAccountRecords(db, accountId), limit: account.plan.max_dns_records },
+    // Disk use is not measured by the panel yet: unknown, never invented.
+    disk: { used_mb: null, limit_mb: account.plan.disk_mb },
+    database_sizes: databaseSizesMb
+      ? databases.map((database) => ({
+          id: database.id,
+          database_name: database.name,
+          size_mb: databaseSizesMb.get(database.name) ?? 0,
+        }))
+      : null,
+    provisioning: { databases: databaseSizesMb !== null },
+  };
 }

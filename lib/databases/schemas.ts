@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { timestamp } from "@/lib/http/operation";
+import { idField, timestamp } from "@/lib/http/operation";
 
 /** MySQL privilege names a database user may be granted (DESIGN.md "Records"). */
 export const PRIVILEGES = [
@@ -46,7 +46,7 @@ export const createDatabaseUserBodySchema = z.object({
 });
 
 export const assignDatabaseBodySchema = z.object({
-  database_id: z.number().int().positive(),
+  database_id: idField,
   privileges: z.array(privilege).min(1).max(PRIVILEGES.length).optional(),
 });
 

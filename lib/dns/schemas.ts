@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { timestamp } from "@/lib/http/operation";
+import { idField, onlyFields, timestamp } from "@/lib/http/operation";
 
 /** Types a client may create; SOA is listed but managed by the panel. */
 export const EDITABLE_RECORD_TYPES = ["A", "AAAA", "CNAME", "MX", "TXT", "SRV", "NS"] as const;
@@ -15,7 +15,7 @@ export const dnsListQuerySchema = z.object({
 });
 
 export const createDnsRecordBodySchema = z.object({
-  domain_id: z.number().int().positive(),
+  domain_id: idField,
   name: z.string().trim().min(1).max(253),
   type: z.enum(EDITABLE_RECORD_TYPES),
   content: z.string().trim().min(1).max(4096),
@@ -25,7 +25,10 @@ export const createDnsRecordBodySchema = z.object({
   port: port16.optional(),
 });
 
-export const updateDnsRecordBodySchema = createDnsRecordBodySchema.omit({ domain_id: true }).partial().strict();
+/** PUT: every field optional; `domain_id` is refused (a record never leaves its zone). */
+export const updateDnsRecordBodySchema = onlyFields(createDnsRecordBodySchema.omit({ domain_id: true }).shape, (field) =>
+  field === "domain_id" ? "cannot be changed: a record stays in its zone" : `${field} is not a field of a DNS record`,
+);
 
 export const dnsRecordSchema = z.object({
   id: z.number().int(),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { timestamp } from "@/lib/http/operation";
+import { idField, timestamp } from "@/lib/http/operation";
 
 export const DOMAIN_TYPES = ["domain", "subdomain", "parked"] as const;
 
@@ -7,9 +7,9 @@ export const createDomainBodySchema = z.object({
   domain: z.string().trim().min(1).max(253),
   domain_type: z.enum(DOMAIN_TYPES),
   domain_path: z.string().trim().max(4096).optional(),
-  parent_domain_id: z.number().int().positive().optional(),
+  parent_domain_id: idField.optional(),
   subdomain: z.string().trim().max(63).optional(),
-  parked_on_domain_id: z.number().int().positive().optional(),
+  parked_on_domain_id: idField.optional(),
 });
 
 export const domainRecordSchema = z.object({

@@ -1,10 +1,13 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, count, eq } from "drizzle-orm";
 import type { z } from "zod";
-import type { Queryable } from "@/db/client";
+import type { Database, Queryable } from "@/db/client";
 import { domains, phpVersions } from "@/db/schema";
+import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
 import { createZone, nextSerial } from "@/lib/dns/zone";
+import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
-import type { domainRecordSchema } from "./schemas";
+import { normalizeDomainName } from "./names";
+import type { createDomainBodySchema, domainRecordSchema } from "./schemas";
 
 export interface NewDomain {
   accountId: number;
@@ -72,4 +75,73 @@ export async function getDomainOrThrow(db: Queryable, { accountId, id }: { accou
   const [row] = await selectDomains(db).where(and(eq(domains.accountId, accountId), eq(domains.id, id)));
   if (!row) throw notFound("Domain");
   return toDomainRecord(row.domain, row.php);
+}
+
+export type CreateDomainInput = z.output<typeof createDomainBodySchema>;
+
+const DOMAIN_PATH = /^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[A-Za-z0-9._\/-]{1,255}$/;
+
+/** The owned domain a subdomain or parked domain hangs off; missing or foreign → 422 (DESIGN.md). */
+async function ownedTarget(tx: Queryable, accountId: number, id: number | undefined, field: string) {
+  if (id === undefined) throw validationError(field, "is required for this domain_type");
+  const [row] = await tx
+    .select({ id: domains.id, domain: domains.domain })
+    .from(domains)
+    .where(and(eq(domains.id, id), eq(domains.accountId, accountId)));
+  if (!row) throw validationError(field, "names no domain of this account");
+  return row;
+}
+
+/**
+ * The full name of a subdomain under `parent`: `domain` when it already ends in the parent,
+ * else `<subdomain>.<parent>` when `subdomain` is given, else `<domain>.<parent>` for a single
+ * label. Returns the name and its leading part (stored as `subdomain`).
+ */
+function subdomainName(input: CreateDomainInput, parent: string): { name: string; label: string } {
+  const given = normalizeDomainName(input.domain) ?? input.domain.trim().toLowerCase();
+  let name: string | null;
+  if (given.endsWith(`.${parent}`)) name = given;
+  else if (input.subdomain) name = normalizeDomainName(`${input.subdomain}.${parent}`);
+  else if (/^[a-z0-9-]+$/.test(given)) name = normalizeDomainName(`${given}.${parent}`);
+  else throw validationError("domain", `must be a name under ${parent}, e.g. blog.${parent}`);
+  if (!name || name === parent) throw validationError("subdomain", "is not a valid host label");
+  return { name, label: name.slice(0, -(parent.length + 1)) };
+}
+
+/** POST /api/client/domains: a domain, subdomain or parked domain, with its zone. */
+export async function createDomain(db: Database, accountId: number, input: CreateDomainInput): Promise<DomainRecord> {
+  if (input.domain_path !== undefined && !DOMAIN_PATH.test(input.domain_path)) {
+    throw validationError("domain_path", "must be a relative path inside the home directory (no .. or leading /)");
+  }
+  const domainId = await db.transaction(async (tx) => {
+    const plan = await lockAccountPlan(tx, accountId);
+    const [{ total }] = await tx.select({ total: count() }).from(domains).where(eq(domains.accountId, accountId));
+    assertQuota(total, plan.maxDomains, "domains");
+
+    let fields: NewDomain;
+    if (input.domain_type === "subdomain") {
+      const parent = await ownedTarget(tx, accountId, input.parent_domain_id, "parent_domain_id");
+      const { name, label } = subdomainName(input, parent.domain);
+      fields = {
+        accountId,
+        domain: name,
+        domainType: "subdomain",
+        domainPath: input.domain_path ?? `public_html/${name}`,
+        parentDomainId: parent.id,
+        subdomain: label,
+      };
+    } else {
+      const name = normalizeDomainName(input.domain);
+      if (!name) throw validationError("domain", "is not a valid domain name");
+      if (input.domain_type === "parked") {
+        const target = await ownedTarget(tx, accountId, input.parked_on_domain_id, "parked_on_domain_id");
+        fields = { accountId, domain: name, domainType: "parked", domainPath: input.domain_path ?? null, parkedOnDomainId: target.id };
+      } else {
+        fields = { accountId, domain: name, domainType: "domain", domainPath: input.domain_path ?? `public_html/${name}` };
+      }
+    }
+    return (await insertDomainWithZone(tx, fields)).id;
+  });
+  await syncZoneFile(db, domainId);
+  return getDomainOrThrow(db, { accountId, id: domainId });
 }

@@ -54,8 +54,27 @@ export const idParam = z
   .pipe(z.number().max(2147483647));
 export const idParams = z.object({ id: idParam });
 
+/** An id in a JSON body (`domain_id`, `database_id`…): a positive integer within int4. */
+export const idField = z.number().int().positive().max(2147483647);
+
 /** `{ message }`: the answer of deletes and actions. */
 export const messageResponse = z.object({ message: z.string() });
 
 /** created_at/updated_at on the wire: ISO-8601 strings (services convert dates). */
 export const timestamp = z.iso.datetime();
+
+/**
+ * An object of optional fields in which any other field is a 422 naming it, with a message of
+ * the caller's (`explain`) — clearer than a bare "unrecognized key" for fields a client may not set.
+ */
+export function onlyFields<Shape extends z.ZodRawShape>(shape: Shape, explain: (field: string) => string) {
+  const known = z.object(shape).partial();
+  return z
+    .looseObject(known.shape)
+    .superRefine((body, ctx) => {
+      for (const field of Object.keys(body)) {
+        if (!(field in shape)) ctx.addIssue({ code: "custom", path: [field], message: explain(field) });
+      }
+    })
+    .transform((body) => known.parse(body));
+}

@@ -1,0 +1,282 @@
+import { and, asc, count, eq, inArray } from "drizzle-orm";
+import type { z } from "zod";
+import type { Database, Queryable } from "@/db/client";
+import { customerDatabases, databaseGrants, databaseUsers } from "@/db/schema";
+import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
+import { AppError, notFound, pgErrorCode, validationError } from "@/lib/errors";
+import type {
+  assignDatabaseBodySchema,
+  createDatabaseBodySchema,
+  createDatabaseUserBodySchema,
+  databaseRecordSchema,
+  databaseUserRecordSchema,
+  Privilege,
+} from "./schemas";
+
+// Customer databases, database users and the grants linking them, always inside one account.
+// Server-side names carry the account's prefix `<username>_` (added when the caller leaves it
+// out, as cPanel does). Quotas come from the account's plan and are counted under a lock on the
+// account row, so concurrent creates cannot overshoot.
+
+export type DatabaseRecord = z.infer<typeof databaseRecordSchema>;
+export type DatabaseUserRecord = z.infer<typeof databaseUserRecordSchema>;
+
+interface AccountScope {
+  id: number;
+  username: string;
+}
+
+export const MAX_DATABASE_NAME = 64;
+export const MAX_DATABASE_USER_NAME = 50;
+
+/** `shop` → `alice_shop`; `alice_shop` stays. Checks the full name's length. */
+export function prefixedName(account: AccountScope, name: string, field: string, max: number): string {
+  const prefix = `${account.username}_`;
+  const full = name.startsWith(prefix) ? name : `${prefix}${name}`;
+  if (full === prefix) throw validationError(field, "needs a name after the prefix");
+  if (full.length > max) {
+    throw validationError(field, `is too long: at most ${max} characters including the prefix "${prefix}"`);
+  }
+  return full;
+}
+
+async function grantsOf(db: Queryable, where: ReturnType<typeof inArray>) {
+  return db
+    .select({
+      databaseId: databaseGrants.databaseId,
+      databaseName: customerDatabases.databaseName,
+      userId: databaseGrants.databaseUserId,
+      username: databaseUsers.username,
+      privileges: databaseGrants.privileges,
+    })
+    .from(databaseGrants)
+    .innerJoin(customerDatabases, eq(customerDatabases.id, databaseGrants.databaseId))
+    .innerJoin(databaseUsers, eq(databaseUsers.id, databaseGrants.databaseUserId))
+    .where(where)
+    .orderBy(asc(databaseGrants.databaseId), asc(databaseGrants.databaseUserId));
+}
+
+// ---- databases ----
+
+async function toDatabaseRecords(
+  db: Queryable,
+  rows: (typeof customerDatabases.$inferSelect)[],
+  sizesMb: Map<string, number> | null,
+): Promise<DatabaseRecord[]> {
+  if (rows.length === 0) return [];
+  const grants = await grantsOf(db, inArray(databaseGrants.databaseId, rows.map((row) => row.id)));
+  return rows.map((row) => ({
+    id: row.id,
+    database_name: row.databaseName,
+    size_mb: sizesMb?.get(row.databaseName) ?? null,
+    users: grants
+      .filter((grant) => grant.databaseId === row.id)
+      .map((grant) => ({ id: grant.userId, username: grant.username, privileges: grant.privileges })),
+    created_at: row.createdAt.toISOString(),
+  }));
+}
+
+/** GET /api/client/databases: 404 when the account has none (SPEC.md). */
+export async function listDatabases(db: Queryable, accountId: number, sizesMb: Map<string, number> | null = null) {
+  const rows = await db
+    .select()
+    .from(customerDatabases)
+    .where(eq(customerDatabases.accountId, accountId))
+    .orderBy(asc(customerDatabases.id));
+  if (rows.length === 0) throw notFound("No databases found");
+  return toDatabaseRecords(db, rows, sizesMb);
+}
+
+async function findDatabaseRow(db: Queryable, { accountId, id }: { accountId: number; id: number }) {
+  const [row] = await db
+    .select()
+    .from(customerDatabases)
+    .where(and(eq(customerDatabases.accountId, accountId), eq(customerDatabases.id, id)));
+  if (!row) throw notFound("Database");
+  return row;
+}
+
+/** One of the account's databases; another account's is "not found". */
+export async function getDatabaseOrThrow(db: Queryable, scope: { accountId: number; id: number }) {
+  const [record] = await toDatabaseRecords(db, [await findDatabaseRow(db, scope)], null);
+  return record;
+}
+
+export async function createDatabase(
+  db: Database,
+  account: AccountScope,
+  input: z.output<typeof createDatabaseBodySchema>,
+): Promise<DatabaseRecord> {
+  const name = prefixedName(account, input.database_name, "database_name", MAX_DATABASE_NAME);
+  const id = await db.transaction(async (tx) => {
+    const plan = await lockAccountPlan(tx, account.id);
+    if (plan.maxDatabases !== null) {
+      const [{ total }] = await tx
+        .select({ total: count() })
+        .from(customerDatabases)
+        .where(eq(customerDatabases.accountId, account.id));
+      assertQuota(total, plan.maxDatabases, "databases");
+    }
+    try {
+      const [row] = await tx
+        .insert(customerDatabases)
+        .values({ accountId: account.id, databaseName: name })
+        .returning({ id: customerDatabases.id });
+      return row.id;
+    } catch (error) {
+      if (pgErrorCode(error) === "23505") throw validationError("database_name", `"${name}" already exists`);
+      throw error;
+    }
+  });
+  return getDatabaseOrThrow(db, { accountId: account.id, id });
+}
+
+export async function deleteDatabase(db: Database, accountId: number, id: number): Promise<void> {
+  await db.transaction(async (tx) => {
+    const row = await findDatabaseRow(tx, { accountId, id });
+    const [{ total }] = await tx.select({ total: count() }).from(databaseGrants).where(eq(databaseGrants.databaseId, id));
+    if (total > 0) {
+      throw new AppError("CONFLICT", `Database ${row.databaseName} still has users assigned: detach them first`);
+    }
+    await tx.delete(customerDatabases).where(eq(customerDatabases.id, id));
+  });
+}
+
+// ---- database users ----
+
+async function toUserRecords(db: Queryable, rows: (typeof databaseUsers.$inferSelect)[]): Promise<DatabaseUserRecord[]> {
+  if (rows.length === 0) return [];
+  const grants = await grantsOf(db, inArray(databaseGrants.databaseUserId, rows.map((row) => row.id)));
+  return rows.map((row) => ({
+    id: row.id,
+    username: row.username,
+    databases: grants
+      .filter((grant) => grant.userId === row.id)
+      .map((grant) => ({ id: grant.databaseId, database_name: grant.databaseName, privileges: grant.privileges })),
+    created_at: row.createdAt.toISOString(),
+  }));
+}
+
+/** GET /api/client/database-users: 404 when the account has none (SPEC.md). */
+export async function listDatabaseUsers(db: Queryable, accountId: number) {
+  const rows = await db
+    .select()
+    .from(databaseUsers)
+    .where(eq(databaseUsers.accountId, accountId))
+    .orderBy(asc(databaseUsers.id));
+  if (rows.length === 0) throw notFound("No database users found");
+  return toUserRecords(db, rows);
+}
+
+async function findUserRow(db: Queryable, { accountId, id }: { accountId: number; id: number }) {
+  const [row] = await db
+    .select()
+    .from(databaseUsers)
+    .where(and(eq(databaseUsers.accountId, accountId), eq(databaseUsers.id, id)));
+  if (!row) throw notFound("Database user");
+  return row;
+}
+
+export async function getDatabaseUserOrThrow(db: Queryable, scope: { accountId: number; id: number }) {
+  const [record] = await toUserRecords(db, [await findUserRow(db, scope)]);
+  return record;
+}
+
+/** Creates a user; the password goes to the database server only and is never stored here. */
+export async function createDatabaseUser(
+  db: Database,
+  account: AccountScope,
+  input: z.output<typeof createDatabaseUserBodySchema>,
+): Promise<DatabaseUserRecord> {
+  const name = prefixedName(account, input.username, "username", MAX_DATABASE_USER_NAME);
+  const id = await db.transaction(async (tx) => {
+    const plan = await lockAccountPlan(tx, account.id);
+    if (plan.maxDatabaseUsers !== null) {
+      const [{ total }] = await tx
+        .select({ total: count() })
+        .from(databaseUsers)
+        .where(eq(databaseUsers.accountId, account.id));
+      assertQuota(total, plan.maxDatabaseUsers, "database users");
+    }
+    try {
+      const [row] = await tx
+        .insert(databaseUsers)
+        .values({ accountId: account.id, username: name })
+        .returning({ id: databaseUsers.id });
+      return row.id;
+    } catch (error) {
+      if (pgErrorCode(error) === "23505") throw validationError("username", `"${name}" already exists`);
+      throw error;
+    }
+  });
+  return getDatabaseUserOrThrow(db, { accountId: account.id, id });
+}
+
+export async function deleteDatabaseUser(db: Database, accountId: number, id: number): Promise<void> {
+  await db.transaction(async (tx) => {
+    const row = await findUserRow(tx, { accountId, id });
+    const [{ total }] = await tx
+      .select({ total: count() })
+      .from(databaseGrants)
+      .where(eq(databaseGrants.databaseUserId, id));
+    if (total > 0) {
+      throw new AppError("CONFLICT", `Database user ${row.username} still has databases attached: detach them first`);
+    }
+    await tx.delete(databaseUsers).where(eq(databaseUsers.id, id));
+  });
+}
+
+/** "ALL PRIVILEGES" stands alone; otherwise the listed privileges, deduplicated, in list order. */
+function normalizePrivileges(privileges: Privilege[] | undefined): string[] {
+  if (!privileges || privileges.includes("ALL PRIVILEGES")) return ["ALL PRIVILEGES"];
+  return [...new Set(privileges)].sort();
+}
+
+/** Links a user to a database with privileges; linking again replaces them. */
+export async function assignDatabase(
+  db: Database,
+  accountId: number,
+  userId: number,
+  input: z.output<typeof assignDatabaseBodySchema>,
+): Promise<{ message: string }> {
+  const privileges = normalizePrivileges(input.privileges);
+  return db.transaction(async (tx) => {
+    await findUserRow(tx, { accountId, id: userId });
+    await findDatabaseRow(tx, { accountId, id: input.database_id });
+    const [existing] = await tx
+      .select({ privileges: databaseGrants.privileges })
+      .from(databaseGrants)
+      .where(and(eq(databaseGrants.databaseUserId, userId), eq(databaseGrants.databaseId, input.database_id)))
+      .for("update");
+    if (existing) {
+      await tx
+        .update(databaseGrants)
+        .set({ privileges })
+        .where(and(eq(databaseGrants.databaseUserId, userId), eq(databaseGrants.databaseId, input.database_id)));
+      return { message: "Privileges updated" };
+    }
+    await tx.insert(databaseGrants).values({ databaseUserId: userId, databaseId: input.database_id, privileges });
+    return { message: "Database assigned" };
+  });
+}
+
+/** Unlinks (revokes); neither record is deleted. Not linked → 404. */
+export async function detachDatabase(
+  db: Database,
+  accountId: number,
+  userId: number,
+  databaseId: number,
+): Promise<{ message: string }> {
+  return db.transaction(async (tx) => {
+    const user = await findUserRow(tx, { accountId, id: userId });
+    const database = await findDatabaseRow(tx, { accountId, id: databaseId });
+    const removed = await tx
+      .delete(databaseGrants)
+      .where(and(eq(databaseGrants.databaseUserId, userId), eq(databaseGrants.databaseId, databaseId)))
+      .returning({ databaseId: databaseGrants.databaseId });
+    if (removed.length === 0) {
+      throw new AppError("NOT_FOUND", `Database user ${user.username} is not linked to ${database.databaseName}`);
+    }
+    return { message: `Database user ${user.username} detached from ${database.databaseName}` };
+  });
+}

@@ -1,0 +1,159 @@
+import { and, asc, count, eq, ne } from "drizzle-orm";
+import type { z } from "zod";
+import type { Database, Queryable } from "@/db/client";
+import { dnsRecords, domains } from "@/db/schema";
+import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
+import { AppError, notFound, validationError } from "@/lib/errors";
+import type { createDnsRecordBodySchema, dnsRecordSchema, updateDnsRecordBodySchema } from "./schemas";
+import { relativeRecordName, validateRecordContent } from "./validate";
+import { bumpSerial } from "./zone";
+import { syncZoneFile } from "./zone-file-sync";
+
+export type DnsRecord = z.infer<typeof dnsRecordSchema>;
+type RecordRow = typeof dnsRecords.$inferSelect;
+
+const toRecord = (row: RecordRow): DnsRecord => ({
+  id: row.id,
+  domain_id: row.domainId,
+  name: row.name,
+  type: row.type,
+  content: row.content,
+  ttl: row.ttl,
+  priority: row.priority,
+  weight: row.weight,
+  port: row.port,
+  created_at: row.createdAt.toISOString(),
+  updated_at: row.updatedAt.toISOString(),
+});
+
+/** One of the account's zones (404 for another account's, so existence never leaks). */
+async function findOwnedDomain(db: Queryable, accountId: number, domainId: number) {
+  const [domain] = await db
+    .select({ id: domains.id, domain: domains.domain })
+    .from(domains)
+    .where(and(eq(domains.id, domainId), eq(domains.accountId, accountId)));
+  if (!domain) throw notFound("Domain");
+  return domain;
+}
+
+async function findOwnedRecord(db: Queryable, accountId: number, id: number) {
+  const [row] = await db
+    .select({ record: dnsRecords, zone: domains.domain })
+    .from(dnsRecords)
+    .innerJoin(domains, eq(domains.id, dnsRecords.domainId))
+    .where(and(eq(dnsRecords.id, id), eq(domains.accountId, accountId)));
+  if (!row) throw notFound("DNS record");
+  return row;
+}
+
+/** CNAME is alone at its name: no other record beside a CNAME, no CNAME beside anything. */
+async function assertCnameExclusive(
+  tx: Queryable,
+  record: { domainId: number; name: string; type: string },
+  exceptId: number | null,
+) {
+  const others = await tx
+    .select({ type: dnsRecords.type })
+    .from(dnsRecords)
+    .where(
+      and(
+        eq(dnsRecords.domainId, record.domainId),
+        eq(dnsRecords.name, record.name),
+        exceptId === null ? undefined : ne(dnsRecords.id, exceptId),
+      ),
+    );
+  if (record.type === "CNAME" && others.length > 0) {
+    throw validationError("type", `a CNAME cannot stand beside other records at "${record.name}"`);
+  }
+  if (record.type !== "CNAME" && others.some((other) => other.type === "CNAME")) {
+    throw validationError("name", `"${record.name}" already has a CNAME record, which must stand alone`);
+  }
+}
+
+async function countAccountRecords(tx: Queryable, accountId: number): Promise<number> {
+  const [{ total }] = await tx
+    .select({ total: count() })
+    .from(dnsRecords)
+    .innerJoin(domains, eq(domains.id, dnsRecords.domainId))
+    .where(and(eq(domains.accountId, accountId), ne(dnsRecords.type, "SOA")));
+  return total;
+}
+
+/** GET /api/client/dns-records?domain_id=: the zone's records, SOA included. */
+export async function listDnsRecords(db: Queryable, accountId: number, domainId: number): Promise<DnsRecord[]> {
+  await findOwnedDomain(db, accountId, domainId);
+  const rows = await db.select().from(dnsRecords).where(eq(dnsRecords.domainId, domainId)).orderBy(asc(dnsRecords.id));
+  return rows.map(toRecord);
+}
+
+export async function getDnsRecordOrThrow(db: Queryable, { accountId, id }: { accountId: number; id: number }) {
+  return toRecord((await findOwnedRecord(db, accountId, id)).record);
+}
+
+export async function createDnsRecord(
+  db: Database,
+  accountId: number,
+  input: z.output<typeof createDnsRecordBodySchema>,
+): Promise<DnsRecord> {
+  const row = await db.transaction(async (tx) => {
+    const domain = await findOwnedDomain(tx, accountId, input.domain_id);
+    const plan = await lockAccountPlan(tx, accountId);
+    assertQuota(await countAccountRecords(tx, accountId), plan.maxDnsRecords, "DNS records");
+    const name = relativeRecordName(domain.domain, input.name);
+    const fields = validateRecordContent(input);
+    await assertCnameExclusive(tx, { domainId: domain.id, name, type: input.type }, null);
+    const [created] = await tx
+      .insert(dnsRecords)
+      .values({ domainId: domain.id, name, type: input.type, ttl: input.ttl, ...fields })
+      .returning();
+    await bumpSerial(tx, domain.id);
+    return created;
+  });
+  await syncZoneFile(db, row.domainId);
+  return toRecord(row);
+}
+
+/** Partial update; SOA records are the panel's (403) and a record's zone never changes. */
+export async function updateDnsRecord(
+  db: Database,
+  accountId: number,
+  id: number,
+  patch: z.output<typeof updateDnsRecordBodySchema>,
+): Promise<DnsRecord> {
+  const row = await db.transaction(async (tx) => {
+    const { record, zone } = await findOwnedRecord(tx, accountId, id);
+    if (record.type === "SOA") throw new AppError("FORBIDDEN", "SOA records cannot be modified");
+    const type = patch.type ?? record.type;
+    const name = patch.name === undefined ? record.name : relativeRecordName(zone, patch.name);
+    const fields = validateRecordContent({
+      type: type as Exclude<typeof type, "SOA">,
+      content: patch.content ?? record.content,
+      priority: patch.priority ?? record.priority,
+      weight: patch.weight ?? record.weight,
+      port: patch.port ?? record.port,
+    });
+    await assertCnameExclusive(tx, { domainId: record.domainId, name, type }, record.id);
+    const [updated] = await tx
+      .update(dnsRecords)
+      .set({ name, type, ttl: patch.ttl ?? record.ttl, ...fields })
+      .where(eq(dnsRecords.id, id))
+      .returning();
+    await bumpSerial(tx, record.domainId);
+    return updated;
+  });
+  await syncZoneFile(db, row.domainId);
+  return toRecord(row);
+}
+
+export async function deleteDnsRecord(db: Database, accountId: number, id: number): Promise<void> {
+  const domainId = await db.transaction(async (tx) => {
+    const { record } = await findOwnedRecord(tx, accountId, id);
+    if (record.type === "SOA") throw new AppError("FORBIDDEN", "SOA records cannot be deleted");
+    await tx.delete(dnsRecords).where(eq(dnsRecords.id, id));
+    await bumpSerial(tx, record.domainId);
+    return record.domainId;
+  });
+  await syncZoneFile(db, domainId);
+}
+
+export { countAccountRecords };

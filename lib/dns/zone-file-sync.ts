@@ -1,0 +1,26 @@
+import { asc, eq } from "drizzle-orm";
+import type { Queryable } from "@/db/client";
+import { dnsRecords, domains } from "@/db/schema";
+import { writeZoneFile } from "@/lib/provisioning/zone-files";
+
+/** A zone as stored: its domain name, serial and records. */
+export async function loadZone(db: Queryable, domainId: number) {
+  const [domain] = await db.select().from(domains).where(eq(domains.id, domainId));
+  const records = await db.select().from(dnsRecords).where(eq(dnsRecords.domainId, domainId)).orderBy(asc(dnsRecords.id));
+  return { domain: domain.domain, serial: domain.soaSerial, records };
+}
+
+/**
+ * Rewrites the zone's file after a committed change. Runs after the commit: the database is the
+ * record of truth, and the file is regenerated whole from it each time, so a failed write is
+ * repaired by the zone's next change; it is logged, and never undoes the committed change.
+ */
+export async function syncZoneFile(db: Queryable, domainId: number): Promise<string | null> {
+  try {
+    const { reloadError } = await writeZoneFile(await loadZone(db, domainId));
+    return reloadError;
+  } catch (error) {
+    console.error(`[dns] could not write the zone file of domain ${domainId}:`, error);
+    return `could not write the zone file: ${(error as Error).message}`;
+  }
+}

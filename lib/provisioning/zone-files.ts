@@ -1,0 +1,134 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { env } from "@/lib/env";
+
+// BIND zone files, one per domain: `<ZONES_DIR>/<domain>.zone`, rewritten atomically (temporary
+// file, fsync, rename) after every change of the zone, then ZONE_RELOAD_COMMAND (if set) with
+// `{zone}` replaced by the domain. A failing reload is logged and returned, never thrown: the
+// change is committed and the file is right; the name server just has not picked it up yet.
+
+export interface ZoneRecord {
+  name: string;
+  type: string;
+  content: string;
+  ttl: number;
+  priority: number | null;
+  weight: number | null;
+  port: number | null;
+}
+
+export interface Zone {
+  domain: string;
+  serial: number;
+  records: ZoneRecord[];
+}
+
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/;
+
+const fqdn = (host: string) => (host.endsWith(".") ? host : `${host}.`);
+
+/** TXT content as BIND character-strings: quoted, escaped, split into 255-byte pieces. */
+function txtStrings(text: string): string {
+  const bytes = Buffer.from(text, "utf8");
+  const pieces: string[] = [];
+  for (let start = 0; start < bytes.length || pieces.length === 0; start += 255) {
+    const piece = bytes.subarray(start, start + 255);
+    let escaped = "";
+    for (const byte of piece) {
+      if (byte === 0x22 || byte === 0x5c) escaped += `\\${String.fromCharCode(byte)}`;
+      else if (byte < 0x20 || byte > 0x7e) escaped += `\\${String(byte).padStart(3, "0")}`;
+      else escaped += String.fromCharCode(byte);
+    }
+    pieces.push(`"${escaped}"`);
+    if (bytes.length === 0) break;
+  }
+  return pieces.join(" ");
+}
+
+function rdata(record: ZoneRecord): string {
+  switch (record.type) {
+    case "SOA": {
+      const [primary, hostmaster, ...numbers] = record.content.split(/\s+/);
+      return `${fqdn(primary)} ${fqdn(hostmaster)} ${numbers.join(" ")}`;
+    }
+    case "CNAME":
+    case "NS":
+      return fqdn(record.content);
+    case "MX":
+      return `${record.priority} ${fqdn(record.content)}`;
+    case "SRV":
+      return `${record.priority} ${record.weight} ${record.port} ${fqdn(record.content)}`;
+    case "TXT":
+      return txtStrings(record.content);
+    default:
+      return record.content;
+  }
+}
+
+export function renderZoneFile(zone: Zone): string {
+  const order = ["SOA", "NS"];
+  const records = [...zone.records].sort(
+    (a, b) => (order.indexOf(a.type) + 1 || 9) - (order.indexOf(b.type) + 1 || 9),
+  );
+  const lines = [
+    `; Zone ${zone.domain}, serial ${zone.serial}. Written by the hosting panel: edit through the panel.`,
+    `$ORIGIN ${fqdn(zone.domain)}`,
+    "$TTL 3600",
+    ...records.map((record) => `${record.name}\t${record.ttl}\tIN\t${record.type}\t${rdata(record)}`),
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+export function zoneFilePath(domain: string): string {
+  if (!DOMAIN.test(domain)) throw new Error(`not a domain name: ${domain}`);
+  return path.join(env().zonesDir, `${domain}.zone`);
+}
+
+async function writeAtomically(target: string, contents: string) {
+  await fs.mkdir(path.dirname(target), { recursive: true });
+  const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
+  const handle = await fs.open(temporary, "w", 0o644);
+  try {
+    await handle.writeFile(contents);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await fs.rename(temporary, target);
+  } catch (error) {
+    await fs.rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** Runs ZONE_RELOAD_COMMAND for a zone without a shell; returns why it failed, or null. */
+export function runReloadCommand(command: string, domain: string, timeoutMs = 15_000): Promise<string | null> {
+  const [program, ...args] = command.trim().split(/\s+/).map((part) => part.replaceAll("{zone}", domain));
+  return new Promise((resolve) => {
+    const child = spawn(program, args, { stdio: ["ignore", "ignore", "pipe"], timeout: timeoutMs });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
+    child.on("error", (error) => resolve(`${program}: ${error.message}`));
+    child.on("close", (code, signal) => {
+      if (code === 0) resolve(null);
+      else resolve(`${command} exited with ${signal ?? code}${stderr.trim() ? `: ${stderr.trim()}` : ""}`);
+    });
+  });
+}
+
+/** Writes the zone's file and reloads it; `reloadError` says why the reload failed, if it did. */
+export async function writeZoneFile(zone: Zone): Promise<{ path: string; reloadError: string | null }> {
+  const target = zoneFilePath(zone.domain);
+  await writeAtomically(target, renderZoneFile(zone));
+  const command = env().zoneReloadCommand;
+  const reloadError = command ? await runReloadCommand(command, zone.domain) : null;
+  if (reloadError) console.error(`[dns] zone ${zone.domain} written, but its reload failed: ${reloadError}`);
+  return { path: target, reloadError };
+}
+
+export async function removeZoneFile(domain: string): Promise<void> {
+  await fs.rm(zoneFilePath(domain), { force: true });
+}
