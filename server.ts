@@ -3,6 +3,7 @@ import next from "next";
 import { connection } from "@/db/client";
 import { prepareDatabase } from "@/db/prepare";
 import { announceAdminSetup } from "@/lib/admins/setup";
+import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
 import { ConfigError, env } from "@/lib/env";
 import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from "@/lib/http/client-address";
 import { matchApiRoute } from "@/lib/http/registry";
@@ -25,6 +26,7 @@ export async function startServer(): Promise<http.Server> {
   process.env.NEXTAUTH_URL ??= config.publicUrl;
   const db = await connection();
   await prepareDatabase(db);
+  await syncAllZoneFiles(db.db);
 
   const app = next({ dev: false, dir: process.cwd() });
   await app.prepare();

@@ -24,3 +24,9 @@ export async function syncZoneFile(db: Queryable, domainId: number): Promise<str
     return `could not write the zone file: ${(error as Error).message}`;
   }
 }
+
+/** Rewrites every zone file (at start: ZONES_DIR may be new, or files lost). */
+export async function syncAllZoneFiles(db: Queryable): Promise<void> {
+  const rows = await db.select({ id: domains.id }).from(domains).orderBy(asc(domains.id));
+  for (const row of rows) await syncZoneFile(db, row.id);
+}

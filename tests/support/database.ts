@@ -11,6 +11,10 @@ import { prepareDatabase } from "@/db/prepare";
 
 export type Backend = "pglite" | "postgres";
 
+// Seeding runs lib/ services in the test process, and some write files (zone files): keep them
+// out of the project's ./data. Servers get their own DATA_DIR (and so ZONES_DIR) per environment.
+process.env.ZONES_DIR ??= path.join(os.tmpdir(), "panel-test-seed-zones");
+
 /** TEST_BACKENDS=pglite,postgres (default both). */
 export function testBackends(): Backend[] {
   const value = process.env.TEST_BACKENDS ?? "pglite,postgres";
@@ -28,6 +32,13 @@ export interface TestDatabase {
   open(): Promise<Connection>;
   drop(): Promise<void>;
 }
+
+/** A server's or CLI's environment on `dataDir`: zone files under it, not the test process's. */
+const dataDirEnv = (dataDir: string, extra: Record<string, string> = {}) => ({
+  ...extra,
+  DATA_DIR: dataDir,
+  ZONES_DIR: path.join(dataDir, "zones"),
+});
 
 const tmpRoot = path.join(process.cwd(), ".tmp");
 
@@ -56,7 +67,7 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
     return {
       backend,
       target,
-      env: { DATABASE_URL: target.url, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "panel-data-")) },
+      env: dataDirEnv(fs.mkdtempSync(path.join(os.tmpdir(), "panel-data-")), { DATABASE_URL: target.url }),
       async open() {
         const connection = await openConnection(target);
         await prepareDatabase(connection);
@@ -77,7 +88,7 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
   return {
     backend,
     target,
-    env: { DATA_DIR: dataDir },
+    env: dataDirEnv(dataDir),
     async open() {
       const connection = await openConnection(target);
       await prepareDatabase(connection);
