@@ -9,7 +9,9 @@ export type AppErrorCode =
   | "CONFLICT"
   | "VALIDATION"
   | "UNAVAILABLE"
-  | "NOT_IMPLEMENTED";
+  | "NOT_IMPLEMENTED"
+  /** A real server fault whose message is safe to show ("Could not read metrics history: …"). */
+  | "INTERNAL";
 
 export type FieldErrors = Record<string, string[]>;
 
@@ -18,8 +20,9 @@ export class AppError extends Error {
     readonly code: AppErrorCode,
     message: string,
     readonly fieldErrors?: FieldErrors,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = "AppError";
   }
 }

@@ -8,6 +8,7 @@ const statusOfCode: Record<AppErrorCode, number> = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   VALIDATION: 422,
+  INTERNAL: 500,
   NOT_IMPLEMENTED: 501,
   UNAVAILABLE: 503,
 };
@@ -44,6 +45,7 @@ export function validationMessage(errors: FieldErrors): string {
 /** Maps anything a handler threw to its response; unexpected errors are logged, not shown. */
 export function toErrorResponse(error: unknown, context: string): Response {
   if (error instanceof AppError) {
+    if (error.code === "INTERNAL") console.error(`[api] ${context}: ${error.message}`, error.cause ?? "");
     return errorResponse(statusOfCode[error.code], error.message, error.fieldErrors);
   }
   if (error instanceof z.ZodError) {
