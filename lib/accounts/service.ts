@@ -5,6 +5,9 @@ import { DEFAULT_PLAN_NAME } from "@/db/prepare";
 import { customerDatabases, databaseUsers, domains, hostingAccounts, phpVersions, plans } from "@/db/schema";
 import { countAccountRecords } from "@/lib/dns/service";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
+import { databaseSizesMb } from "@/lib/databases/service";
+import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
+import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { normalizeDomainName } from "@/lib/domains/names";
 import { insertDomainWithZone } from "@/lib/domains/service";
@@ -159,7 +162,7 @@ export async function configurePhp(
 }
 
 /** GET /api/client/account/usage-details: what the account uses against its plan. */
-export async function getUsageDetails(db: Queryable, accountId: number, databaseSizesMb: Map<string, number> | null) {
+export async function getUsageDetails(db: Queryable, accountId: number) {
   const account = await getAccount(db, accountId);
   const countOf = async (table: typeof domains | typeof customerDatabases | typeof databaseUsers) => {
     const [{ total }] = await db.select({ total: count() }).from(table).where(eq(table.accountId, accountId));
@@ -170,6 +173,7 @@ export async function getUsageDetails(db: Queryable, accountId: number, database
     .from(customerDatabases)
     .where(eq(customerDatabases.accountId, accountId))
     .orderBy(asc(customerDatabases.id));
+  const sizesMb = await databaseSizesMb(databases.map((database) => database.name));
   return {
     domains: { used: await countOf(domains), limit: account.plan.max_domains },
     databases: { used: databases.length, limit: account.plan.max_databases },
@@ -177,13 +181,25 @@ export async function getUsageDetails(db: Queryable, accountId: number, database
     dns_records: { used: await countAccountRecords(db, accountId), limit: account.plan.max_dns_records },
     // Disk use is not measured by the panel yet: unknown, never invented.
     disk: { used_mb: null, limit_mb: account.plan.disk_mb },
-    database_sizes: databaseSizesMb
+    // Real sizes from the database server; null when provisioning is off or the server is down.
+    database_sizes: sizesMb
       ? databases.map((database) => ({
           id: database.id,
           database_name: database.name,
-          size_mb: databaseSizesMb.get(database.name) ?? 0,
+          size_mb: sizesMb.get(database.name) ?? 0,
         }))
       : null,
-    provisioning: { databases: databaseSizesMb !== null },
+    provisioning: { databases: mysqlProvisioner() !== null },
   };
+}
+
+/** GET /api/client/account/visitor-stats: `domain` must be the account's (else 404). */
+export async function visitorStats(db: Queryable, account: { id: number; username: string }, domain?: string) {
+  if (domain === undefined) return combinedReport(account.username);
+  const name = normalizeDomainName(domain);
+  const [owned] = name
+    ? await db.select({ domain: domains.domain }).from(domains).where(and(eq(domains.accountId, account.id), eq(domains.domain, name)))
+    : [];
+  if (!owned) throw notFound("Domain");
+  return domainReport(account.username, owned.domain);
 }

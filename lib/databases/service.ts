@@ -4,6 +4,7 @@ import type { Database, Queryable } from "@/db/client";
 import { customerDatabases, databaseGrants, databaseUsers } from "@/db/schema";
 import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
 import { AppError, notFound, pgErrorCode, validationError } from "@/lib/errors";
+import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import type {
   assignDatabaseBodySchema,
   createDatabaseBodySchema,
@@ -14,6 +15,9 @@ import type {
 } from "./schemas";
 
 // Customer databases, database users and the grants linking them, always inside one account.
+// With MYSQL_PROVISION_URL each change also runs on the database server, as the last step of
+// the record's transaction: a server failure rolls the record back, and a create whose commit
+// fails afterwards is undone on the server, so records and server never diverge.
 // Server-side names carry the account's prefix `<username>_` (added when the caller leaves it
 // out, as cPanel does). Quotas come from the account's plan and are counted under a lock on the
 // account row, so concurrent creates cannot overshoot.
@@ -58,12 +62,19 @@ async function grantsOf(db: Queryable, where: ReturnType<typeof inArray>) {
 
 // ---- databases ----
 
-async function toDatabaseRecords(
-  db: Queryable,
-  rows: (typeof customerDatabases.$inferSelect)[],
-  sizesMb: Map<string, number> | null,
-): Promise<DatabaseRecord[]> {
+/** Real sizes when provisioning is on; null (unknown) when it is off or the server is down. */
+export async function databaseSizesMb(names: string[]): Promise<Map<string, number> | null> {
+  const server = mysqlProvisioner();
+  if (!server) return null;
+  return server.databaseSizesMb(names).catch((error) => {
+    console.error("[databases] sizes unavailable:", (error as Error).message);
+    return null;
+  });
+}
+
+async function toDatabaseRecords(db: Queryable, rows: (typeof customerDatabases.$inferSelect)[]): Promise<DatabaseRecord[]> {
   if (rows.length === 0) return [];
+  const sizesMb = await databaseSizesMb(rows.map((row) => row.databaseName));
   const grants = await grantsOf(db, inArray(databaseGrants.databaseId, rows.map((row) => row.id)));
   return rows.map((row) => ({
     id: row.id,
@@ -77,14 +88,14 @@ async function toDatabaseRecords(
 }
 
 /** GET /api/client/databases: 404 when the account has none (SPEC.md). */
-export async function listDatabases(db: Queryable, accountId: number, sizesMb: Map<string, number> | null = null) {
+export async function listDatabases(db: Queryable, accountId: number) {
   const rows = await db
     .select()
     .from(customerDatabases)
     .where(eq(customerDatabases.accountId, accountId))
     .orderBy(asc(customerDatabases.id));
   if (rows.length === 0) throw notFound("No databases found");
-  return toDatabaseRecords(db, rows, sizesMb);
+  return toDatabaseRecords(db, rows);
 }
 
 async function findDatabaseRow(db: Queryable, { accountId, id }: { accountId: number; id: number }) {
@@ -98,7 +109,7 @@ async function findDatabaseRow(db: Queryable, { accountId, id }: { accountId: nu
 
 /** One of the account's databases; another account's is "not found". */
 export async function getDatabaseOrThrow(db: Queryable, scope: { accountId: number; id: number }) {
-  const [record] = await toDatabaseRecords(db, [await findDatabaseRow(db, scope)], null);
+  const [record] = await toDatabaseRecords(db, [await findDatabaseRow(db, scope)]);
   return record;
 }
 
@@ -108,7 +119,10 @@ export async function createDatabase(
   input: z.output<typeof createDatabaseBodySchema>,
 ): Promise<DatabaseRecord> {
   const name = prefixedName(account, input.database_name, "database_name", MAX_DATABASE_NAME);
-  const id = await db.transaction(async (tx) => {
+  const server = mysqlProvisioner();
+  let createdOnServer = false;
+  const id = await db
+    .transaction(async (tx) => {
     const plan = await lockAccountPlan(tx, account.id);
     if (plan.maxDatabases !== null) {
       const [{ total }] = await tx
@@ -122,12 +136,20 @@ export async function createDatabase(
         .insert(customerDatabases)
         .values({ accountId: account.id, databaseName: name })
         .returning({ id: customerDatabases.id });
+      if (server) {
+        await server.createDatabase(name);
+        createdOnServer = true;
+      }
       return row.id;
     } catch (error) {
       if (pgErrorCode(error) === "23505") throw validationError("database_name", `"${name}" already exists`);
       throw error;
     }
-  });
+    })
+    .catch(async (error) => {
+      if (createdOnServer) await undoOnServer(() => server!.dropDatabase(name));
+      throw error;
+    });
   return getDatabaseOrThrow(db, { accountId: account.id, id });
 }
 
@@ -139,6 +161,7 @@ export async function deleteDatabase(db: Database, accountId: number, id: number
       throw new AppError("CONFLICT", `Database ${row.databaseName} still has users assigned: detach them first`);
     }
     await tx.delete(customerDatabases).where(eq(customerDatabases.id, id));
+    await mysqlProvisioner()?.dropDatabase(row.databaseName);
   });
 }
 
@@ -189,7 +212,10 @@ export async function createDatabaseUser(
   input: z.output<typeof createDatabaseUserBodySchema>,
 ): Promise<DatabaseUserRecord> {
   const name = prefixedName(account, input.username, "username", MAX_DATABASE_USER_NAME);
-  const id = await db.transaction(async (tx) => {
+  const server = mysqlProvisioner();
+  let createdOnServer = false;
+  const id = await db
+    .transaction(async (tx) => {
     const plan = await lockAccountPlan(tx, account.id);
     if (plan.maxDatabaseUsers !== null) {
       const [{ total }] = await tx
@@ -203,12 +229,20 @@ export async function createDatabaseUser(
         .insert(databaseUsers)
         .values({ accountId: account.id, username: name })
         .returning({ id: databaseUsers.id });
+      if (server) {
+        await server.createUser(name, input.password);
+        createdOnServer = true;
+      }
       return row.id;
     } catch (error) {
       if (pgErrorCode(error) === "23505") throw validationError("username", `"${name}" already exists`);
       throw error;
     }
-  });
+    })
+    .catch(async (error) => {
+      if (createdOnServer) await undoOnServer(() => server!.dropUser(name));
+      throw error;
+    });
   return getDatabaseUserOrThrow(db, { accountId: account.id, id });
 }
 
@@ -223,6 +257,7 @@ export async function deleteDatabaseUser(db: Database, accountId: number, id: nu
       throw new AppError("CONFLICT", `Database user ${row.username} still has databases attached: detach them first`);
     }
     await tx.delete(databaseUsers).where(eq(databaseUsers.id, id));
+    await mysqlProvisioner()?.dropUser(row.username);
   });
 }
 
@@ -241,8 +276,8 @@ export async function assignDatabase(
 ): Promise<{ message: string }> {
   const privileges = normalizePrivileges(input.privileges);
   return db.transaction(async (tx) => {
-    await findUserRow(tx, { accountId, id: userId });
-    await findDatabaseRow(tx, { accountId, id: input.database_id });
+    const user = await findUserRow(tx, { accountId, id: userId });
+    const database = await findDatabaseRow(tx, { accountId, id: input.database_id });
     const [existing] = await tx
       .select({ privileges: databaseGrants.privileges })
       .from(databaseGrants)
@@ -253,10 +288,11 @@ export async function assignDatabase(
         .update(databaseGrants)
         .set({ privileges })
         .where(and(eq(databaseGrants.databaseUserId, userId), eq(databaseGrants.databaseId, input.database_id)));
-      return { message: "Privileges updated" };
+    } else {
+      await tx.insert(databaseGrants).values({ databaseUserId: userId, databaseId: input.database_id, privileges });
     }
-    await tx.insert(databaseGrants).values({ databaseUserId: userId, databaseId: input.database_id, privileges });
-    return { message: "Database assigned" };
+    await mysqlProvisioner()?.grant(user.username, database.databaseName, privileges);
+    return { message: existing ? "Privileges updated" : "Database assigned" };
   });
 }
 
@@ -277,6 +313,12 @@ export async function detachDatabase(
     if (removed.length === 0) {
       throw new AppError("NOT_FOUND", `Database user ${user.username} is not linked to ${database.databaseName}`);
     }
+    await mysqlProvisioner()?.revoke(user.username, database.databaseName);
     return { message: `Database user ${user.username} detached from ${database.databaseName}` };
   });
+}
+
+/** Reverts a server-side create whose record did not commit; a failure here is logged. */
+async function undoOnServer(undo: () => Promise<void>) {
+  await undo().catch((error) => console.error("[databases] could not undo a server-side create:", (error as Error).message));
 }

@@ -5,5 +5,5 @@ import { withApiKey } from "@/lib/http/with-api-key";
 
 // GET /api/client/account/usage-details — counts of domains, databases, database users and DNS records against the plan
 export const GET = withApiKey(accountOperations.usageDetails, async ({ account }) =>
-  getUsageDetails(await getDb(), account.id, null),
+  getUsageDetails(await getDb(), account.id),
 );

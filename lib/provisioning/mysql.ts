@@ -1,0 +1,110 @@
+import mysql from "mysql2/promise";
+import { PRIVILEGES } from "@/lib/databases/schemas";
+import { env } from "@/lib/env";
+import { AppError } from "@/lib/errors";
+
+// Customer databases on a real MariaDB/MySQL server (MYSQL_PROVISION_URL). The only code that
+// runs CREATE/DROP DATABASE, CREATE/DROP USER, GRANT and REVOKE. Identifiers are validated and
+// back-quoted; user names, hosts and passwords travel as parameters; passwords are never logged
+// nor put in an error message.
+//
+// Callers keep the panel's records and the server in step: the server step is the last step
+// inside the record's transaction (a server failure rolls the record back), and a create whose
+// commit then fails is undone on the server (lib/databases/service.ts).
+
+const IDENTIFIER = /^[A-Za-z0-9_]{1,64}$/;
+const allowedPrivileges = new Set<string>(PRIVILEGES);
+
+function identifier(name: string): string {
+  if (!IDENTIFIER.test(name)) throw new AppError("VALIDATION", `"${name}" is not a valid database or user name`);
+  return `\`${name}\``;
+}
+
+function privilegeList(privileges: string[]): string {
+  if (privileges.length === 0 || !privileges.every((privilege) => allowedPrivileges.has(privilege))) {
+    throw new AppError("VALIDATION", "Invalid privileges");
+  }
+  return privileges.join(", ");
+}
+
+const UNREACHABLE = new Set(["ECONNREFUSED", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH", "PROTOCOL_CONNECTION_LOST", "ECONNRESET"]);
+
+function serverError(operation: string, error: unknown): AppError {
+  const { code, sqlMessage } = error as { code?: string; sqlMessage?: string };
+  if (code && UNREACHABLE.has(code)) {
+    return new AppError("UNAVAILABLE", `The database server is unavailable: could not ${operation}`);
+  }
+  if (code === "ER_DB_CREATE_EXISTS") return new AppError("VALIDATION", `Could not ${operation}: it already exists on the database server`);
+  console.error(`[mysql] could not ${operation}: ${code ?? ""} ${sqlMessage ?? (error as Error).message}`);
+  return new AppError("VALIDATION", `Could not ${operation}: ${sqlMessage ?? "the database server refused"}`);
+}
+
+export interface MysqlProvisioner {
+  createDatabase(name: string): Promise<void>;
+  dropDatabase(name: string): Promise<void>;
+  createUser(username: string, password: string): Promise<void>;
+  dropUser(username: string): Promise<void>;
+  /** Replaces the user's privileges on the database (revoke all, then grant these). */
+  grant(username: string, database: string, privileges: string[]): Promise<void>;
+  revoke(username: string, database: string): Promise<void>;
+  /** Sizes in MB of the named databases (absent ones are left out). */
+  databaseSizesMb(names: string[]): Promise<Map<string, number>>;
+  close(): Promise<void>;
+}
+
+export function createMysqlProvisioner(url: string, userHost: string): MysqlProvisioner {
+  const pool = mysql.createPool({ uri: url, connectionLimit: 4, connectTimeout: 5000, multipleStatements: false });
+  /** A user as the placeholders `?@?` take it, after checking the name. */
+  const userValues = (username: string) => (identifier(username), [username, userHost]);
+  async function run(operation: string, statement: string, values: unknown[] = []) {
+    try {
+      await pool.query(statement, values);
+    } catch (error) {
+      throw serverError(operation, error);
+    }
+  }
+  return {
+    createDatabase: (name) => run(`create database ${name}`, `CREATE DATABASE ${identifier(name)}`),
+    dropDatabase: (name) => run(`drop database ${name}`, `DROP DATABASE IF EXISTS ${identifier(name)}`),
+    createUser: (username, password) =>
+      run(`create database user ${username}`, "CREATE USER ?@? IDENTIFIED BY ?", [...userValues(username), password]),
+    dropUser: (username) => run(`drop database user ${username}`, "DROP USER IF EXISTS ?@?", userValues(username)),
+    async grant(username, database, privileges) {
+      const list = privilegeList(privileges);
+      await this.revoke(username, database);
+      await run(`grant privileges on ${database} to ${username}`, `GRANT ${list} ON ${identifier(database)}.* TO ?@?`, userValues(username));
+    },
+    async revoke(username, database) {
+      try {
+        await pool.query(`REVOKE ALL PRIVILEGES ON ${identifier(database)}.* FROM ?@?`, userValues(username));
+      } catch (error) {
+        if ((error as { code?: string }).code === "ER_NONEXISTING_GRANT") return; // nothing to revoke
+        throw serverError(`revoke privileges on ${database} from ${username}`, error);
+      }
+    },
+    async databaseSizesMb(names) {
+      if (names.length === 0) return new Map();
+      try {
+        const [rows] = await pool.query(
+          `SELECT s.schema_name AS name, COALESCE(SUM(t.data_length + t.index_length), 0) / 1048576 AS size_mb
+             FROM information_schema.schemata s LEFT JOIN information_schema.tables t ON t.table_schema = s.schema_name
+            WHERE s.schema_name IN (?) GROUP BY s.schema_name`,
+          [names],
+        );
+        return new Map((rows as { name: string; size_mb: string }[]).map((row) => [row.name, Number(row.size_mb)]));
+      } catch (error) {
+        throw serverError("read database sizes", error);
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+const globalForMysql = globalThis as unknown as { __panelMysql?: MysqlProvisioner | null };
+
+/** The configured provisioner, or null when MYSQL_PROVISION_URL is unset (records only). */
+export function mysqlProvisioner(): MysqlProvisioner | null {
+  if (globalForMysql.__panelMysql !== undefined) return globalForMysql.__panelMysql;
+  const { mysqlProvisionUrl, mysqlUserHost } = env();
+  return (globalForMysql.__panelMysql = mysqlProvisionUrl ? createMysqlProvisioner(mysqlProvisionUrl, mysqlUserHost) : null);
+}
