@@ -6,6 +6,8 @@ import { getAuthSecret } from "@/lib/admins/auth-secret";
 import { verifyPassword } from "@/lib/admins/password";
 import { findAdminByEmail } from "@/lib/admins/service";
 import { env } from "@/lib/env";
+import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
+import { isThrottled, recordFailure, recordSuccess } from "./sign-in-throttle";
 
 // Admin sessions: next-auth v4, JWT strategy, email + password of admin_users. The signing
 // secret is AUTH_SECRET or the one kept in the database (lib/admins/auth-secret.ts), so every
@@ -29,10 +31,16 @@ async function buildOptions(): Promise<NextAuthOptions> {
       CredentialsProvider({
         name: "Email and password",
         credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
-        async authorize(credentials) {
+        async authorize(credentials, request) {
+          const address = String(request?.headers?.[CLIENT_ADDRESS_HEADER] ?? "unknown");
+          if (isThrottled(address)) throw new Error("Too many failed sign-ins from this address; try again in 15 minutes");
           if (!credentials?.email || !credentials.password) return null;
           const admin = await findAdminByEmail(await getDb(), credentials.email);
-          if (!admin || !(await verifyPassword(credentials.password, admin.passwordHash))) return null;
+          if (!admin || !(await verifyPassword(credentials.password, admin.passwordHash))) {
+            recordFailure(address);
+            return null;
+          }
+          recordSuccess(address);
           return { id: String(admin.id), email: admin.email, name: admin.name || admin.email };
         },
       }),

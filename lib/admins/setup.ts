@@ -3,7 +3,9 @@ import type { Database } from "@/db/client";
 import { settings } from "@/db/schema";
 import { randomBase62, sha256Hex } from "@/lib/api-keys/tokens";
 import { env } from "@/lib/env";
-import { countAdminUsers } from "./service";
+import { AppError } from "@/lib/errors";
+import type { CreateAdminInput } from "./schemas";
+import { countAdminUsers, createAdminUser } from "./service";
 
 // A fresh install has no admin. Each start of such an install prints a one-time link; the page
 // behind it (/setup) creates the first admin. Only the token's hash is kept; a new start
@@ -26,4 +28,13 @@ export async function announceAdminSetup(db: Database): Promise<string | null> {
 export async function setupTokenIsValid(db: Database, token: string): Promise<boolean> {
   const [row] = await db.select().from(settings).where(eq(settings.key, SETUP_TOKEN_SETTING));
   return Boolean(row) && row.value === sha256Hex(token);
+}
+
+/** Creates the first admin through the one-time link; the link stops working at once. */
+export async function completeAdminSetup(db: Database, token: string, input: CreateAdminInput) {
+  if ((await countAdminUsers(db)) > 0) throw new AppError("FORBIDDEN", "Set-up is already complete: sign in instead");
+  if (!(await setupTokenIsValid(db, token))) throw new AppError("FORBIDDEN", "This set-up link is not valid (a newer one may have been printed)");
+  const admin = await createAdminUser(db, input, { type: "system" });
+  await db.delete(settings).where(eq(settings.key, SETUP_TOKEN_SETTING));
+  return admin;
 }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { isKnownEndpoint } from "@/lib/http/registry";
 import { timestamp } from "@/lib/http/operation";
-import { addressOrCidrError } from "@/lib/net/address";
+import { addressOrCidrError } from "@/lib/net/ip-syntax";
 
 export const apiKeyScopes = ["admin", "reseller", "account"] as const;
 

@@ -1,4 +1,5 @@
 import net from "node:net";
+import { addressOrCidrError } from "./ip-syntax";
 
 // IP addresses and CIDR ranges, as used by key IP restrictions and TRUSTED_PROXIES.
 // Entries are "192.0.2.7", "2001:db8::1", "10.0.0.0/8" or "2001:db8::/32".
@@ -15,19 +16,6 @@ export function normalizeAddress(address: string): string {
 function familyOf(address: string): AddressFamily | null {
   const version = net.isIP(address);
   return version === 4 ? "ipv4" : version === 6 ? "ipv6" : null;
-}
-
-/** Why an IP restriction entry is invalid, or null when it is a valid address or CIDR. */
-export function addressOrCidrError(entry: string): string | null {
-  const [address, prefix, ...rest] = entry.trim().split("/");
-  const family = familyOf(address);
-  if (!family || rest.length > 0) return `"${entry}" is not an IPv4/IPv6 address or CIDR range`;
-  if (prefix === undefined) return null;
-  const max = family === "ipv4" ? 32 : 128;
-  if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max) {
-    return `"${entry}" has an invalid prefix length (0–${max})`;
-  }
-  return null;
 }
 
 /** A matcher over address/CIDR entries; throws on an invalid entry. */

@@ -1,0 +1,43 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { Breadcrumbs } from "@/components/breadcrumbs";
+import { getDb } from "@/db/client";
+import { getApiKey } from "@/lib/api-keys/service";
+import { AppError } from "@/lib/errors";
+import { ApiKeyForm } from "../../api-key-form";
+import { keyFormOptions } from "../../form-options";
+
+export const metadata: Metadata = { title: "Edit API key" };
+
+export default async function EditApiKeyPage({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  if (!/^[1-9][0-9]{0,9}$/.test(id)) notFound();
+  const key = await getApiKey(await getDb(), Number(id)).catch((error) => {
+    if (error instanceof AppError && error.code === "NOT_FOUND") notFound();
+    throw error;
+  });
+  return (
+    <>
+      <Breadcrumbs trail={[{ label: "Settings" }, { label: "Security" }, { label: "API Keys", href: "/admin/settings/api-keys" }, { label: key.name }]} />
+      <h1>Edit API key</h1>
+      <p className="muted">
+        Key <code>{key.key}</code> · secret <code>{key.secret_masked}</code> (not shown again)
+      </p>
+      <ApiKeyForm
+        mode="edit"
+        keyId={key.id}
+        initial={{
+          name: key.name,
+          is_enabled: key.is_enabled,
+          allowed_ips: key.allowed_ips,
+          allow_all_endpoints: key.allow_all_endpoints,
+          allowed_endpoints: key.allowed_endpoints,
+          scope: key.scope,
+          reseller_id: key.reseller_id,
+          account_id: key.account_id,
+        }}
+        {...await keyFormOptions()}
+      />
+    </>
+  );
+}
