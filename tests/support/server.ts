@@ -27,7 +27,14 @@ export async function startServer(env: Record<string, string>): Promise<TestServ
   const port = await freePort();
   const tsx = path.join(process.cwd(), "node_modules", ".bin", "tsx");
   const child = spawn(tsx, ["server.ts"], {
-    env: { ...process.env, NODE_ENV: "production", METRICS_INTERVAL_S: "3600", ...env, PORT: String(port) },
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      METRICS_INTERVAL_S: "3600",
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      ...env,
+      PORT: String(port),
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

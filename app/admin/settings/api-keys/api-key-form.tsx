@@ -27,7 +27,8 @@ interface Props {
   accounts: { id: number; username: string }[];
 }
 
-const defaults: FormInput = {
+/** A new form's values (a fresh object each time: react-hook-form keeps what it is given). */
+const blankKey = (): FormInput => ({
   name: "",
   is_enabled: true,
   allowed_ips: [],
@@ -36,7 +37,7 @@ const defaults: FormInput = {
   scope: "admin",
   reseller_id: null,
   account_id: null,
-};
+});
 
 function CopyButton({ value, label }: { value: string; label: string }) {
   const [copied, setCopied] = useState(false);
@@ -62,19 +63,21 @@ export function ApiKeyForm({ mode, keyId, initial, endpointGroups, resellers, ac
   const [ipError, setIpError] = useState<string | null>(null);
   const form = useForm<FormInput, unknown, FormOutput>({
     resolver: zodResolver(createApiKeySchema),
-    defaultValues: initial ?? defaults,
+    defaultValues: initial ?? blankKey(),
   });
-  const { register, handleSubmit, watch, setValue, setError, reset, formState } = form;
+  const { register, handleSubmit, watch, setError, reset, formState } = form;
   const { errors, isSubmitting } = formState;
   const allowAll = watch("allow_all_endpoints");
   const scope = watch("scope");
-  const ips = watch("allowed_ips") ?? [];
+  // The address list is edited entry by entry here (each checked with the API's rule when
+  // added) and joins the other values on submit.
+  const [ips, setIps] = useState<string[]>(initial?.allowed_ips ?? []);
 
   function addIp() {
     const entry = newIp.trim();
     const error = entry ? addressOrCidrError(entry) : "Enter an address or CIDR range";
     if (error) return setIpError(error);
-    setValue("allowed_ips", [...ips, entry], { shouldDirty: true });
+    setIps([...ips, entry]);
     setNewIp("");
     setIpError(null);
   }
@@ -86,7 +89,8 @@ export function ApiKeyForm({ mode, keyId, initial, endpointGroups, resellers, ac
     }
   }
 
-  async function submit(values: FormOutput, another: boolean) {
+  async function submit(formValues: FormOutput, another: boolean) {
+    const values = { ...formValues, allowed_ips: ips };
     if (mode === "edit") {
       const result = await updateKeyAction(keyId!, values as CreateApiKeyInput);
       if (result) return showServerErrors(result);
@@ -99,7 +103,10 @@ export function ApiKeyForm({ mode, keyId, initial, endpointGroups, resellers, ac
       setCreated(result.created);
       setFormMessage(null);
       setShowForm(another);
-      if (another) reset(defaults);
+      if (another) {
+        reset(blankKey());
+        setIps([]);
+      }
       return;
     }
     showServerErrors(result);
@@ -162,7 +169,7 @@ export function ApiKeyForm({ mode, keyId, initial, endpointGroups, resellers, ac
               {ips.map((ip) => (
                 <li key={ip} className="actions">
                   <code>{ip}</code>
-                  <button type="button" onClick={() => setValue("allowed_ips", ips.filter((entry) => entry !== ip), { shouldDirty: true })} aria-label={`Remove ${ip}`}>
+                  <button type="button" onClick={() => setIps(ips.filter((entry) => entry !== ip))} aria-label={`Remove ${ip}`}>
                     Remove
                   </button>
                 </li>

@@ -1,0 +1,39 @@
+import fs from "node:fs";
+import path from "node:path";
+import { createAccount } from "@/lib/accounts/service";
+import { createAdminUser } from "@/lib/admins/service";
+import { createApiKey } from "@/lib/api-keys/service";
+import { createTestDatabase } from "../tests/support/database";
+import { startServer } from "../tests/support/server";
+
+// A fresh PGlite database with an admin, one account, an admin API key and 60 keys for the
+// list tests; then the real server. Playwright calls the returned function at the end.
+
+export const E2E_STATE = path.join(process.cwd(), ".tmp", "e2e.json");
+
+export default async function globalSetup() {
+  const database = await createTestDatabase("pglite");
+  const connection = await database.open();
+  const actor = { type: "system" } as const;
+  const admin = await createAdminUser(connection.db, { email: "admin@example.com", password: "correct horse battery" }, actor);
+  await createAccount(connection.db, { username: "alice", domain: "alice.example" }, actor);
+  const adminKey = await createApiKey(connection.db, { name: "e2e admin key", scope: "admin" }, actor);
+  for (let i = 1; i <= 60; i++) {
+    await createApiKey(connection.db, { name: `bulk-key-${String(i).padStart(2, "0")}`, scope: "admin" }, actor);
+  }
+  await connection.close();
+  const server = await startServer({ ...database.env, METRICS_INTERVAL_S: "2" });
+  fs.mkdirSync(path.dirname(E2E_STATE), { recursive: true });
+  fs.writeFileSync(
+    E2E_STATE,
+    JSON.stringify({
+      baseUrl: server.baseUrl,
+      admin: { email: admin.email, password: "correct horse battery" },
+      adminKey: { key: adminKey.key, secret: adminKey.secret },
+    }),
+  );
+  return async () => {
+    await server.stop();
+    await database.drop();
+  };
+}

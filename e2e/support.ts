@@ -1,0 +1,31 @@
+import fs from "node:fs";
+import path from "node:path";
+import { expect, type Page } from "@playwright/test";
+
+export interface E2EState {
+  baseUrl: string;
+  admin: { email: string; password: string };
+  adminKey: { key: string; secret: string };
+}
+
+export const state = (): E2EState => JSON.parse(fs.readFileSync(path.join(process.cwd(), ".tmp", "e2e.json"), "utf8"));
+
+export async function signIn(page: Page) {
+  const { baseUrl, admin } = state();
+  await page.goto(`${baseUrl}/login`);
+  await page.getByLabel("Email").fill(admin.email);
+  await page.getByLabel("Password").fill(admin.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByRole("heading", { name: "Dashboard" })).toBeVisible();
+}
+
+export async function screenshot(page: Page, name: string) {
+  await page.screenshot({ path: path.join("e2e-artifacts", `${name}.png`), fullPage: true });
+}
+
+/** Calls the API as an integration would. */
+export async function api(path_: string, key: { key: string; secret: string }, account?: string) {
+  const headers: Record<string, string> = { "x-api-key": key.key, "x-api-secret": key.secret };
+  if (account) headers["x-hosting-account"] = account;
+  return fetch(`${state().baseUrl}${path_}`, { headers });
+}
