@@ -9,7 +9,9 @@ export type AppErrorCode =
   | "CONFLICT"
   | "VALIDATION"
   | "UNAVAILABLE"
-  | "NOT_IMPLEMENTED";
+  | "NOT_IMPLEMENTED"
+  // An admin operation that could not complete; the message names what failed and why (SPEC: 500 {error}).
+  | "INTERNAL";
 
 export type FieldErrors = Record<string, string[]>;
 

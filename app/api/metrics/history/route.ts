@@ -1,5 +1,6 @@
-import { notImplemented } from "@/lib/http/with-api-key";
+import { withApiKey } from "@/lib/http/with-api-key";
 import { metricsOperations } from "@/lib/metrics/operations";
+import { getMetricsHistory } from "@/lib/metrics/service";
 
-// GET /api/metrics/history — cPU and RAM samples, newest first (cached 60 s per limit)
-export const GET = notImplemented(metricsOperations.history);
+// GET /api/metrics/history — CPU and RAM samples, newest first (cached 60 s per limit)
+export const GET = withApiKey(metricsOperations.history, ({ query }) => getMetricsHistory(query.limit));

@@ -1,5 +1,6 @@
-import { notImplemented } from "@/lib/http/with-api-key";
+import { withApiKey } from "@/lib/http/with-api-key";
 import { metricsOperations } from "@/lib/metrics/operations";
+import { getMetricsStats } from "@/lib/metrics/service";
 
-// GET /api/metrics/stats — averages, minima and maxima of CPU, cores, RAM, disks and networks (cached 60 s)
-export const GET = notImplemented(metricsOperations.stats);
+// GET /api/metrics/stats — averages, minima and maxima of the last 24 hours: CPU, cores, RAM, disks, networks (cached 60 s)
+export const GET = withApiKey(metricsOperations.stats, () => getMetricsStats());

@@ -1,5 +1,6 @@
-import { notImplemented } from "@/lib/http/with-api-key";
+import { withApiKey } from "@/lib/http/with-api-key";
 import { metricsOperations } from "@/lib/metrics/operations";
+import { getSystemInfo } from "@/lib/metrics/service";
 
 // GET /api/metrics/system-info — live system information (cached 60 s)
-export const GET = notImplemented(metricsOperations.systemInfo);
+export const GET = withApiKey(metricsOperations.systemInfo, () => getSystemInfo());

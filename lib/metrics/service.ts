@@ -1,0 +1,250 @@
+import { desc, sql } from "drizzle-orm";
+import type { z } from "zod";
+import { getDb, type Queryable } from "@/db/client";
+import { metricSamples, serviceSamples } from "@/db/schema";
+import { AppError } from "@/lib/errors";
+import { TtlCache } from "./cache";
+import type {
+  clearCacheBodySchema,
+  metricsHistoryRecordSchema,
+  metricsStatsSchema,
+  serviceHistoryRecordSchema,
+} from "./schemas";
+import { readSystemInfo, type SystemInfo } from "./system-info";
+
+// The four metrics reads and the cache in front of them (SPEC: data cached for 60 seconds).
+// Used alike by /api/metrics/* and the admin dashboard. Each read is cached per process:
+//   history          one entry per limit (at most 100 limits exist)
+//   stats            one entry
+//   system info      one entry
+//   service history  one entry per limit ("all" included), at most 32 limits at a time
+// A failed read is not cached; it surfaces as a 500 naming what could not be read.
+
+export type MetricsHistoryRecord = z.infer<typeof metricsHistoryRecordSchema>;
+export type ServiceHistoryRecord = z.infer<typeof serviceHistoryRecordSchema>;
+export type MetricsStats = z.infer<typeof metricsStatsSchema>;
+export type ClearCacheInput = z.input<typeof clearCacheBodySchema>;
+export type { SystemInfo };
+
+export const METRICS_CACHE_TTL_MS = 60_000;
+export const DEFAULT_HISTORY_LIMIT = 15;
+/** GET /api/metrics/stats summarises the samples of the last 24 hours. */
+export const STATS_WINDOW = "24 hours";
+
+export interface MetricsServiceDeps {
+  db: () => Promise<Queryable>;
+  systemInfo: () => Promise<SystemInfo>;
+  now: () => number;
+}
+
+export interface MetricsService {
+  getMetricsHistory(limit?: number): Promise<MetricsHistoryRecord[]>;
+  getMetricsStats(): Promise<MetricsStats>;
+  getSystemInfo(): Promise<SystemInfo>;
+  getServiceHistory(limit?: number): Promise<ServiceHistoryRecord[]>;
+  clearMetricsCache(body?: ClearCacheInput): { message: string };
+}
+
+const GIB = 1024 ** 3;
+
+/** Runs a read; any failure becomes a 500 whose message says what could not be read, and why. */
+async function readOrFail<T>(what: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    console.error(`[metrics] could not read ${what}:`, error);
+    const cause = error instanceof Error ? error.message : String(error);
+    throw new AppError("INTERNAL", `Could not read ${what}: ${cause}`);
+  }
+}
+
+export async function queryMetricsHistory(db: Queryable, limit: number): Promise<MetricsHistoryRecord[]> {
+  const rows = await db
+    .select()
+    .from(metricSamples)
+    .orderBy(desc(metricSamples.takenAt), desc(metricSamples.id))
+    .limit(limit);
+  return rows.map((row) => ({
+    id: row.id,
+    timestamp: row.takenAt.getTime(),
+    cpu_percent: row.cpuPercent,
+    ram_percent: row.ramPercent,
+    ram_total_mb: row.ramTotalMb,
+    ram_used_mb: row.ramUsedMb,
+    ram_free_mb: row.ramFreeMb,
+  }));
+}
+
+export async function queryServiceHistory(db: Queryable, limit?: number): Promise<ServiceHistoryRecord[]> {
+  const query = db
+    .select()
+    .from(serviceSamples)
+    .orderBy(desc(serviceSamples.takenAt), desc(serviceSamples.id))
+    .$dynamic();
+  const rows = await (limit === undefined ? query : query.limit(limit));
+  return rows.map((row) => ({
+    id: row.id,
+    timestamp: row.takenAt.getTime(),
+    service_name: row.serviceName,
+    cpu_percent: row.cpuPercent,
+    memory_mb: row.memoryMb,
+    memory_percent: row.memoryPercent,
+    process_count: row.processCount,
+  }));
+}
+
+type Row = Record<string, unknown>;
+const rowsOf = (result: unknown): Row[] => (Array.isArray(result) ? result : (result as { rows: Row[] }).rows);
+const num = (value: unknown) => (value === null || value === undefined ? 0 : Number(value));
+const int = (value: unknown) => Math.round(num(value));
+
+/**
+ * Averages, minima and maxima over the last 24 hours, computed by PostgreSQL (four aggregate
+ * queries over the window's samples; nothing is loaded row by row). "current" is the newest
+ * sample in the window. Network figures are per sampling interval; totals of drops and errors
+ * are sums over the window. With no samples in the window, CPU and RAM figures are 0 and the
+ * lists are empty.
+ */
+export async function computeMetricsStats(db: Queryable): Promise<MetricsStats> {
+  const window = sql`SELECT id, taken_at FROM metric_samples WHERE taken_at >= now() - ${STATS_WINDOW}::interval`;
+  const newestFirst = sql`ORDER BY w.taken_at DESC, w.id DESC`;
+  const [overall, cores, disks, networks] = await Promise.all([
+    db.execute(sql`
+      SELECT avg(cpu_percent)::float8 AS cpu_avg, min(cpu_percent)::float8 AS cpu_min, max(cpu_percent)::float8 AS cpu_max,
+             avg(ram_percent)::float8 AS ram_avg, min(ram_percent)::float8 AS ram_min, max(ram_percent)::float8 AS ram_max
+      FROM metric_samples WHERE taken_at >= now() - ${STATS_WINDOW}::interval`),
+    db.execute(sql`
+      WITH w AS (${window})
+      SELECT c.core, avg(c.percent)::float8 AS average, min(c.percent)::float8 AS minimum, max(c.percent)::float8 AS maximum,
+             (array_agg(c.percent ${newestFirst}))[1]::float8 AS current
+      FROM metric_cpu_core_samples c JOIN w ON w.id = c.sample_id
+      GROUP BY c.core ORDER BY length(c.core), c.core`),
+    db.execute(sql`
+      WITH w AS (${window})
+      SELECT d.device, d.mounted_on,
+             avg(d.used_percent)::float8 AS average, min(d.used_percent)::float8 AS minimum, max(d.used_percent)::float8 AS maximum,
+             avg(d.used_bytes)::float8 AS avg_used, max(d.used_bytes)::float8 AS max_used,
+             (array_agg(d.used_bytes ${newestFirst}))[1]::float8 AS current_used,
+             (array_agg(d.available_bytes ${newestFirst}))[1]::float8 AS current_free,
+             (array_agg(d.size_bytes ${newestFirst}))[1]::float8 AS current_total,
+             (array_agg(d.used_percent ${newestFirst}))[1]::float8 AS current_percent
+      FROM metric_disk_samples d JOIN w ON w.id = d.sample_id
+      GROUP BY d.device, d.mounted_on ORDER BY d.mounted_on, d.device`),
+    db.execute(sql`
+      WITH w AS (${window})
+      SELECT n.interface,
+             avg(n.rx_bytes)::float8 AS avg_rx_bytes, avg(n.rx_packets)::float8 AS avg_rx_packets,
+             avg(n.tx_bytes)::float8 AS avg_tx_bytes, avg(n.tx_packets)::float8 AS avg_tx_packets,
+             (array_agg(n.rx_bytes ${newestFirst}))[1]::float8 AS current_rx_bytes,
+             (array_agg(n.rx_packets ${newestFirst}))[1]::float8 AS current_rx_packets,
+             (array_agg(n.tx_bytes ${newestFirst}))[1]::float8 AS current_tx_bytes,
+             (array_agg(n.tx_packets ${newestFirst}))[1]::float8 AS current_tx_packets,
+             max(n.rx_bytes)::float8 AS max_rx_bytes, max(n.rx_packets)::float8 AS max_rx_packets,
+             max(n.tx_bytes)::float8 AS max_tx_bytes, max(n.tx_packets)::float8 AS max_tx_packets,
+             sum(n.rx_drops)::float8 AS total_rx_drops, sum(n.rx_errors)::float8 AS total_rx_errors,
+             sum(n.tx_drops)::float8 AS total_tx_drops, sum(n.tx_errors)::float8 AS total_tx_errors
+      FROM metric_network_samples n JOIN w ON w.id = n.sample_id
+      GROUP BY n.interface ORDER BY n.interface`),
+  ]);
+
+  const [o] = rowsOf(overall);
+  return {
+    cpu: { average: num(o?.cpu_avg), minimum: num(o?.cpu_min), maximum: num(o?.cpu_max) },
+    cpu_cores: rowsOf(cores).map((row) => ({
+      core: String(row.core),
+      current: num(row.current),
+      average: num(row.average),
+      minimum: num(row.minimum),
+      maximum: num(row.maximum),
+    })),
+    ram: { average: num(o?.ram_avg), minimum: num(o?.ram_min), maximum: num(o?.ram_max) },
+    disks: rowsOf(disks).map((row) => ({
+      device: String(row.device),
+      mounted_on: String(row.mounted_on),
+      average: num(row.average),
+      minimum: int(row.minimum),
+      maximum: int(row.maximum),
+      avg_used_gb: num(row.avg_used) / GIB,
+      max_used_gb: int(num(row.max_used) / GIB),
+      current_used_gb: int(num(row.current_used) / GIB),
+      current_free_gb: int(num(row.current_free) / GIB),
+      current_total_gb: int(num(row.current_total) / GIB),
+      current_used_percentage: int(row.current_percent),
+    })),
+    networks: rowsOf(networks).map((row) => ({
+      interface: String(row.interface),
+      avg_rx_bytes: num(row.avg_rx_bytes),
+      avg_rx_packets: num(row.avg_rx_packets),
+      avg_tx_bytes: num(row.avg_tx_bytes),
+      avg_tx_packets: num(row.avg_tx_packets),
+      current_rx_bytes: int(row.current_rx_bytes),
+      current_rx_packets: int(row.current_rx_packets),
+      current_tx_bytes: int(row.current_tx_bytes),
+      current_tx_packets: int(row.current_tx_packets),
+      max_rx_bytes: int(row.max_rx_bytes),
+      max_rx_packets: int(row.max_rx_packets),
+      max_tx_bytes: int(row.max_tx_bytes),
+      max_tx_packets: int(row.max_tx_packets),
+      total_rx_drops: int(row.total_rx_drops),
+      total_rx_errors: int(row.total_rx_errors),
+      total_tx_drops: int(row.total_tx_drops),
+      total_tx_errors: int(row.total_tx_errors),
+    })),
+  };
+}
+
+/** A metrics service over the given sources, with its own caches (tests build their own). */
+export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
+  const history = new TtlCache<number, MetricsHistoryRecord[]>(METRICS_CACHE_TTL_MS, 100, deps.now);
+  const stats = new TtlCache<"stats", MetricsStats>(METRICS_CACHE_TTL_MS, 1, deps.now);
+  const systemInfo = new TtlCache<"system", SystemInfo>(METRICS_CACHE_TTL_MS, 1, deps.now);
+  const serviceHistory = new TtlCache<number | "all", ServiceHistoryRecord[]>(METRICS_CACHE_TTL_MS, 32, deps.now);
+
+  return {
+    getMetricsHistory(limit = DEFAULT_HISTORY_LIMIT) {
+      return history.get(limit, () => readOrFail("metrics history", async () => queryMetricsHistory(await deps.db(), limit)));
+    },
+    getMetricsStats() {
+      return stats.get("stats", () => readOrFail("metrics stats", async () => computeMetricsStats(await deps.db())));
+    },
+    getSystemInfo() {
+      return systemInfo.get("system", () => readOrFail("system info", deps.systemInfo));
+    },
+    getServiceHistory(limit) {
+      return serviceHistory.get(limit ?? "all", () =>
+        readOrFail("service history", async () => queryServiceHistory(await deps.db(), limit)),
+      );
+    },
+    clearMetricsCache(body = {}) {
+      const limit = body.limit ?? DEFAULT_HISTORY_LIMIT;
+      history.delete(limit);
+      const cleared = [`metrics history (limit ${limit})`];
+      if (body.clear_stats) {
+        stats.clear();
+        cleared.push("stats");
+      }
+      if (body.clear_system_info) {
+        systemInfo.clear();
+        cleared.push("system info");
+      }
+      if (body.clear_service_history) {
+        serviceHistory.clear();
+        cleared.push("service history (every limit)");
+      }
+      const list = cleared.length > 1 ? `${cleared.slice(0, -1).join(", ")} and ${cleared.at(-1)}` : cleared[0];
+      return { message: `Cleared the cache of ${list}` };
+    },
+  };
+}
+
+// The process's service: on globalThis because each route file is its own module instance and
+// POST /api/metrics/clear-cache must clear the caches the GET routes read.
+const globalForMetrics = globalThis as unknown as { __panelMetricsService?: MetricsService };
+const defaultService = () =>
+  (globalForMetrics.__panelMetricsService ??= createMetricsService({ db: getDb, systemInfo: readSystemInfo, now: Date.now }));
+
+export const getMetricsHistory = (limit?: number) => defaultService().getMetricsHistory(limit);
+export const getMetricsStats = () => defaultService().getMetricsStats();
+export const getSystemInfo = () => defaultService().getSystemInfo();
+export const getServiceHistory = (limit?: number) => defaultService().getServiceHistory(limit);
+export const clearMetricsCache = (body?: ClearCacheInput) => defaultService().clearMetricsCache(body);
