@@ -86,7 +86,9 @@ export function withApiKey<Op extends Operation>(
       }
       const url = new URL(request.url);
       const query = parseOrReject(operation.query, Object.fromEntries(url.searchParams));
-      const body = parseOrReject(operation.body, await readBody(request, operation));
+      const rawBody = await readBody(request, operation);
+      // An optional body that was left out stays undefined (ApiContext's type says so).
+      const body = rawBody === undefined ? undefined : parseOrReject(operation.body, rawBody);
 
       const result = await handler({ principal, account, params, query, body, request } as ContextFor<Op>);
       const response = operation.response.safeParse(result);

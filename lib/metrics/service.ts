@@ -53,9 +53,15 @@ async function readOrFail<T>(what: string, read: () => Promise<T>): Promise<T> {
     return await read();
   } catch (error) {
     console.error(`[metrics] could not read ${what}:`, error);
-    const cause = error instanceof Error ? error.message : String(error);
-    throw new AppError("INTERNAL", `Could not read ${what}: ${cause}`);
+    throw new AppError("INTERNAL", `Could not read ${what}: ${rootCause(error)}`);
   }
+}
+
+/** The innermost cause's message: the driver's words, not drizzle's "Failed query: <SQL>". */
+function rootCause(error: unknown): string {
+  let current = error;
+  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
+  return current instanceof Error ? current.message : String(current);
 }
 
 export async function queryMetricsHistory(db: Queryable, limit: number): Promise<MetricsHistoryRecord[]> {
