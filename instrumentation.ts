@@ -1,13 +1,10 @@
-// Next.js calls register() once when the server starts: the metrics collector runs inside the
-// server process (DESIGN.md "Real parts"), and so does the job that pre-generates
-// each account's combined visitor statistics.
+// Runs once per server process, before the first request (Next.js instrumentation hook): the
+// metrics collector and the job that pre-generates each account's combined visitor statistics.
 export async function register() {
-  if (process.env.NEXT_RUNTIME !== "nodejs") return;
-  const { getDb } = await import("@/db/client");
-  const { env } = await import("@/lib/env");
-  const { startCollector } = await import("@/lib/metrics/collector");
-  const { startVisitorStatsJob } = await import("@/lib/provisioning/goaccess");
-  const { metricsIntervalS, metricsRetentionDays } = env();
-  startCollector(await getDb(), { intervalS: metricsIntervalS, retentionDays: metricsRetentionDays });
+  // Both need Node.js (systeminformation, goaccess, the database) and no build-time run.
+  if (process.env.NEXT_RUNTIME !== "nodejs" || process.env.NEXT_PHASE === "phase-production-build") return;
+  const { startMetricsCollector } = await import("./lib/metrics/collector");
+  const { startVisitorStatsJob } = await import("./lib/provisioning/goaccess");
+  startMetricsCollector();
   startVisitorStatsJob();
 }

@@ -41,3 +41,4 @@ try {
   await connection.close();
   await database.drop();
 }
+await (await import("./metrics")).runMetricsBench();

@@ -46,6 +46,8 @@ export const metricDiskSamples = pgTable(
     mountedOn: text("mounted_on").notNull(),
     usedBytes: bigint("used_bytes", { mode: "number" }).notNull(),
     sizeBytes: bigint("size_bytes", { mode: "number" }).notNull(),
+    // df's "Avail": what is left for users (size − used also counts blocks reserved for root).
+    availableBytes: bigint("available_bytes", { mode: "number" }).notNull(),
     usedPercent: doublePrecision("used_percent").notNull(),
   },
   (table) => [index("metric_disk_samples_sample_id_idx").on(table.sampleId)],

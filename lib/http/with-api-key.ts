@@ -87,6 +87,7 @@ export function withApiKey<Op extends Operation>(
       const url = new URL(request.url);
       const query = parseOrReject(operation.query, Object.fromEntries(url.searchParams));
       const rawBody = await readBody(request, operation);
+      // An optional body that was left out stays undefined (ApiContext's type says so).
       const body = rawBody === undefined ? undefined : parseOrReject(operation.body, rawBody);
 
       const result = await handler({ principal, account, params, query, body, request } as ContextFor<Op>);

@@ -1,311 +1,256 @@
-import os from "node:os";
-import fs from "node:fs/promises";
-import { and, desc, eq, gte, max, type SQL, sql } from "drizzle-orm";
-import si from "systeminformation";
+import { desc, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { getDb, type Queryable } from "@/db/client";
-import {
-  metricCpuCoreSamples,
-  metricDiskSamples,
-  metricNetworkSamples,
-  metricSamples,
-  serviceSamples,
-} from "@/db/schema";
+import { metricSamples, serviceSamples } from "@/db/schema";
 import { AppError } from "@/lib/errors";
+import { TtlCache } from "./cache";
 import type {
   clearCacheBodySchema,
   metricsHistoryRecordSchema,
   metricsStatsSchema,
   serviceHistoryRecordSchema,
-  systemInfoSchema,
 } from "./schemas";
+import { readSystemInfo, type SystemInfo } from "./system-info";
 
-// The four metrics reads, each cached for 60 s (SPEC.md), and the cache control. Statistics
-// cover the last 24 hours of samples and are computed in SQL.
+// The four metrics reads and the cache in front of them (SPEC: data cached for 60 seconds).
+// Used alike by /api/metrics/* and the admin dashboard. Each read is cached per process:
+//   history          one entry per limit (at most 100 limits exist)
+//   stats            one entry
+//   system info      one entry
+//   service history  one entry per limit ("all" included), at most 32 limits at a time
+// A failed read is not cached; it surfaces as a 500 naming what could not be read.
 
 export type MetricsHistoryRecord = z.infer<typeof metricsHistoryRecordSchema>;
 export type ServiceHistoryRecord = z.infer<typeof serviceHistoryRecordSchema>;
 export type MetricsStats = z.infer<typeof metricsStatsSchema>;
-export type SystemInfo = z.infer<typeof systemInfoSchema>;
+export type ClearCacheInput = z.input<typeof clearCacheBodySchema>;
+export type { SystemInfo };
 
-export const CACHE_TTL_MS = 60_000;
+export const METRICS_CACHE_TTL_MS = 60_000;
 export const DEFAULT_HISTORY_LIMIT = 15;
-export const STATS_WINDOW_HOURS = 24;
-const MAX_CACHE_ENTRIES = 256;
-const GB = 1024 ** 3;
+/** GET /api/metrics/stats summarises the samples of the last 24 hours. */
+export const STATS_WINDOW = "24 hours";
 
-interface CacheEntry {
-  value: unknown;
-  expiresAt: number;
+export interface MetricsServiceDeps {
+  db: () => Promise<Queryable>;
+  systemInfo: () => Promise<SystemInfo>;
+  now: () => number;
 }
-const globalForCache = globalThis as unknown as { __panelMetricsCache?: Map<string, CacheEntry> };
-const cache = (globalForCache.__panelMetricsCache ??= new Map());
 
-async function cached<T>(key: string, what: string, compute: () => Promise<T>): Promise<T> {
-  const hit = cache.get(key);
-  if (hit && hit.expiresAt > Date.now()) return hit.value as T;
-  let value: T;
+export interface MetricsService {
+  getMetricsHistory(limit?: number): Promise<MetricsHistoryRecord[]>;
+  getMetricsStats(): Promise<MetricsStats>;
+  getSystemInfo(): Promise<SystemInfo>;
+  getServiceHistory(limit?: number): Promise<ServiceHistoryRecord[]>;
+  clearMetricsCache(body?: ClearCacheInput): { message: string };
+}
+
+const GIB = 1024 ** 3;
+
+/** Runs a read; any failure becomes a 500 whose message says what could not be read, and why. */
+async function readOrFail<T>(what: string, read: () => Promise<T>): Promise<T> {
   try {
-    value = await compute();
+    return await read();
   } catch (error) {
-    throw new AppError("INTERNAL", `Could not read ${what}: ${(error as Error).message}`, undefined, { cause: error });
+    console.error(`[metrics] could not read ${what}:`, error);
+    throw new AppError("INTERNAL", `Could not read ${what}: ${rootCause(error)}`);
   }
-  if (cache.size >= MAX_CACHE_ENTRIES) cache.clear();
-  cache.set(key, { value, expiresAt: Date.now() + CACHE_TTL_MS });
-  return value;
 }
 
-const float = (expression: SQL) => sql<number>`coalesce((${expression})::float8, 0)`.mapWith(Number);
-
-export function getMetricsHistory(limit = DEFAULT_HISTORY_LIMIT, db?: Queryable): Promise<MetricsHistoryRecord[]> {
-  return cached(`history:${limit}`, "metrics history", async () => {
-    const rows = await (db ?? (await getDb()))
-      .select()
-      .from(metricSamples)
-      .orderBy(desc(metricSamples.takenAt), desc(metricSamples.id))
-      .limit(limit);
-    return rows.map((row) => ({
-      id: row.id,
-      timestamp: row.takenAt.getTime(),
-      cpu_percent: row.cpuPercent,
-      ram_percent: row.ramPercent,
-      ram_total_mb: row.ramTotalMb,
-      ram_used_mb: row.ramUsedMb,
-      ram_free_mb: row.ramFreeMb,
-    }));
-  });
+/** The innermost cause's message: the driver's words, not drizzle's "Failed query: <SQL>". */
+function rootCause(error: unknown): string {
+  let current = error;
+  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
+  return current instanceof Error ? current.message : String(current);
 }
 
-export function getServiceHistory(limit?: number, db?: Queryable): Promise<ServiceHistoryRecord[]> {
-  return cached(`service-history:${limit ?? "all"}`, "service history", async () => {
-    const query = (db ?? (await getDb()))
-      .select()
-      .from(serviceSamples)
-      .orderBy(desc(serviceSamples.takenAt), desc(serviceSamples.id));
-    const rows = limit === undefined ? await query : await query.limit(limit);
-    return rows.map((row) => ({
-      id: row.id,
-      timestamp: row.takenAt.getTime(),
-      service_name: row.serviceName,
-      cpu_percent: row.cpuPercent,
-      memory_mb: row.memoryMb,
-      memory_percent: row.memoryPercent,
-      process_count: row.processCount,
-    }));
-  });
-}
-
-/** The newest sample in the window that has rows in `table` (the "current" values). */
-async function latestSampleWith(db: Queryable, table: typeof metricCpuCoreSamples | typeof metricDiskSamples | typeof metricNetworkSamples, since: Date) {
-  const [row] = await db
-    .select({ id: max(table.sampleId) })
-    .from(table)
-    .innerJoin(metricSamples, eq(metricSamples.id, table.sampleId))
-    .where(gte(metricSamples.takenAt, since));
-  return row?.id ?? null;
-}
-
-export async function computeMetricsStats(db: Queryable, now = new Date()): Promise<MetricsStats> {
-  const since = new Date(now.getTime() - STATS_WINDOW_HOURS * 60 * 60 * 1000);
-  const inWindow = gte(metricSamples.takenAt, since);
-
-  const [overall] = await db
-    .select({
-      cpuAvg: float(sql`avg(${metricSamples.cpuPercent})`),
-      cpuMin: float(sql`min(${metricSamples.cpuPercent})`),
-      cpuMax: float(sql`max(${metricSamples.cpuPercent})`),
-      ramAvg: float(sql`avg(${metricSamples.ramPercent})`),
-      ramMin: float(sql`min(${metricSamples.ramPercent})`),
-      ramMax: float(sql`max(${metricSamples.ramPercent})`),
-    })
+export async function queryMetricsHistory(db: Queryable, limit: number): Promise<MetricsHistoryRecord[]> {
+  const rows = await db
+    .select()
     .from(metricSamples)
-    .where(inWindow);
+    .orderBy(desc(metricSamples.takenAt), desc(metricSamples.id))
+    .limit(limit);
+  return rows.map((row) => ({
+    id: row.id,
+    timestamp: row.takenAt.getTime(),
+    cpu_percent: row.cpuPercent,
+    ram_percent: row.ramPercent,
+    ram_total_mb: row.ramTotalMb,
+    ram_used_mb: row.ramUsedMb,
+    ram_free_mb: row.ramFreeMb,
+  }));
+}
 
-  const core = metricCpuCoreSamples;
-  const latestCore = await latestSampleWith(db, core, since);
-  const cores = await db
-    .select({
-      core: core.core,
-      average: float(sql`avg(${core.percent})`),
-      minimum: float(sql`min(${core.percent})`),
-      maximum: float(sql`max(${core.percent})`),
-      current: float(sql`max(${core.percent}) filter (where ${core.sampleId} = ${latestCore ?? 0})`),
-    })
-    .from(core)
-    .innerJoin(metricSamples, eq(metricSamples.id, core.sampleId))
-    .where(inWindow)
-    .groupBy(core.core)
-    .orderBy(sql`length(${core.core})`, core.core);
+export async function queryServiceHistory(db: Queryable, limit?: number): Promise<ServiceHistoryRecord[]> {
+  const query = db
+    .select()
+    .from(serviceSamples)
+    .orderBy(desc(serviceSamples.takenAt), desc(serviceSamples.id))
+    .$dynamic();
+  const rows = await (limit === undefined ? query : query.limit(limit));
+  return rows.map((row) => ({
+    id: row.id,
+    timestamp: row.takenAt.getTime(),
+    service_name: row.serviceName,
+    cpu_percent: row.cpuPercent,
+    memory_mb: row.memoryMb,
+    memory_percent: row.memoryPercent,
+    process_count: row.processCount,
+  }));
+}
 
-  const disk = metricDiskSamples;
-  const latestDisk = await latestSampleWith(db, disk, since);
-  const atLatestDisk = (column: SQL | typeof disk.usedBytes) => float(sql`max(${column}) filter (where ${disk.sampleId} = ${latestDisk ?? 0})`);
-  const disks = await db
-    .select({
-      device: disk.device,
-      mountedOn: disk.mountedOn,
-      average: float(sql`avg(${disk.usedPercent})`),
-      minimum: float(sql`min(${disk.usedPercent})`),
-      maximum: float(sql`max(${disk.usedPercent})`),
-      avgUsed: float(sql`avg(${disk.usedBytes})`),
-      maxUsed: float(sql`max(${disk.usedBytes})`),
-      currentUsed: atLatestDisk(disk.usedBytes),
-      currentSize: atLatestDisk(sql`${disk.sizeBytes}`),
-      currentPercent: atLatestDisk(sql`${disk.usedPercent}`),
-    })
-    .from(disk)
-    .innerJoin(metricSamples, eq(metricSamples.id, disk.sampleId))
-    .where(inWindow)
-    .groupBy(disk.device, disk.mountedOn)
-    .orderBy(disk.mountedOn);
+type Row = Record<string, unknown>;
+const rowsOf = (result: unknown): Row[] => (Array.isArray(result) ? result : (result as { rows: Row[] }).rows);
+const num = (value: unknown) => (value === null || value === undefined ? 0 : Number(value));
+const int = (value: unknown) => Math.round(num(value));
 
-  const net = metricNetworkSamples;
-  const latestNet = await latestSampleWith(db, net, since);
-  const counters = ["rxBytes", "rxPackets", "txBytes", "txPackets"] as const;
-  const networkColumns = Object.fromEntries(
-    counters.flatMap((counter) => [
-      [`avg_${counter}`, float(sql`avg(${net[counter]})`)],
-      [`max_${counter}`, float(sql`max(${net[counter]})`)],
-      [`current_${counter}`, float(sql`max(${net[counter]}) filter (where ${net.sampleId} = ${latestNet ?? 0})`)],
-    ]),
-  ) as Record<`${"avg" | "max" | "current"}_${(typeof counters)[number]}`, SQL.Aliased<number> | ReturnType<typeof float>>;
-  const networks = await db
-    .select({
-      interface: net.interface,
-      ...networkColumns,
-      rxDrops: float(sql`sum(${net.rxDrops})`),
-      rxErrors: float(sql`sum(${net.rxErrors})`),
-      txDrops: float(sql`sum(${net.txDrops})`),
-      txErrors: float(sql`sum(${net.txErrors})`),
-    })
-    .from(net)
-    .innerJoin(metricSamples, eq(metricSamples.id, net.sampleId))
-    .where(and(inWindow))
-    .groupBy(net.interface)
-    .orderBy(net.interface);
+/**
+ * Averages, minima and maxima over the last 24 hours, computed by PostgreSQL (four aggregate
+ * queries over the window's samples; nothing is loaded row by row). "current" is the newest
+ * sample in the window. Network figures are per sampling interval; totals of drops and errors
+ * are sums over the window. With no samples in the window, CPU and RAM figures are 0 and the
+ * lists are empty.
+ */
+export async function computeMetricsStats(db: Queryable): Promise<MetricsStats> {
+  const window = sql`SELECT id, taken_at FROM metric_samples WHERE taken_at >= now() - ${STATS_WINDOW}::interval`;
+  const newestFirst = sql`ORDER BY w.taken_at DESC, w.id DESC`;
+  const [overall, cores, disks, networks] = await Promise.all([
+    db.execute(sql`
+      SELECT avg(cpu_percent)::float8 AS cpu_avg, min(cpu_percent)::float8 AS cpu_min, max(cpu_percent)::float8 AS cpu_max,
+             avg(ram_percent)::float8 AS ram_avg, min(ram_percent)::float8 AS ram_min, max(ram_percent)::float8 AS ram_max
+      FROM metric_samples WHERE taken_at >= now() - ${STATS_WINDOW}::interval`),
+    db.execute(sql`
+      WITH w AS (${window})
+      SELECT c.core, avg(c.percent)::float8 AS average, min(c.percent)::float8 AS minimum, max(c.percent)::float8 AS maximum,
+             (array_agg(c.percent ${newestFirst}))[1]::float8 AS current
+      FROM metric_cpu_core_samples c JOIN w ON w.id = c.sample_id
+      GROUP BY c.core ORDER BY length(c.core), c.core`),
+    db.execute(sql`
+      WITH w AS (${window})
+      SELECT d.device, d.mounted_on,
+             avg(d.used_percent)::float8 AS average, min(d.used_percent)::float8 AS minimum, max(d.used_percent)::float8 AS maximum,
+             avg(d.used_bytes)::float8 AS avg_used, max(d.used_bytes)::float8 AS max_used,
+             (array_agg(d.used_bytes ${newestFirst}))[1]::float8 AS current_used,
+             (array_agg(d.available_bytes ${newestFirst}))[1]::float8 AS current_free,
+             (array_agg(d.size_bytes ${newestFirst}))[1]::float8 AS current_total,
+             (array_agg(d.used_percent ${newestFirst}))[1]::float8 AS current_percent
+      FROM metric_disk_samples d JOIN w ON w.id = d.sample_id
+      GROUP BY d.device, d.mounted_on ORDER BY d.mounted_on, d.device`),
+    db.execute(sql`
+      WITH w AS (${window})
+      SELECT n.interface,
+             avg(n.rx_bytes)::float8 AS avg_rx_bytes, avg(n.rx_packets)::float8 AS avg_rx_packets,
+             avg(n.tx_bytes)::float8 AS avg_tx_bytes, avg(n.tx_packets)::float8 AS avg_tx_packets,
+             (array_agg(n.rx_bytes ${newestFirst}))[1]::float8 AS current_rx_bytes,
+             (array_agg(n.rx_packets ${newestFirst}))[1]::float8 AS current_rx_packets,
+             (array_agg(n.tx_bytes ${newestFirst}))[1]::float8 AS current_tx_bytes,
+             (array_agg(n.tx_packets ${newestFirst}))[1]::float8 AS current_tx_packets,
+             max(n.rx_bytes)::float8 AS max_rx_bytes, max(n.rx_packets)::float8 AS max_rx_packets,
+             max(n.tx_bytes)::float8 AS max_tx_bytes, max(n.tx_packets)::float8 AS max_tx_packets,
+             sum(n.rx_drops)::float8 AS total_rx_drops, sum(n.rx_errors)::float8 AS total_rx_errors,
+             sum(n.tx_drops)::float8 AS total_tx_drops, sum(n.tx_errors)::float8 AS total_tx_errors
+      FROM metric_network_samples n JOIN w ON w.id = n.sample_id
+      GROUP BY n.interface ORDER BY n.interface`),
+  ]);
 
-  const int = (value: number) => Math.round(value);
+  const [o] = rowsOf(overall);
   return {
-    cpu: { average: overall.cpuAvg, minimum: overall.cpuMin, maximum: overall.cpuMax },
-    cpu_cores: cores,
-    ram: { average: overall.ramAvg, minimum: overall.ramMin, maximum: overall.ramMax },
-    disks: disks.map((row) => ({
-      device: row.device,
-      mounted_on: row.mountedOn,
-      average: row.average,
+    cpu: { average: num(o?.cpu_avg), minimum: num(o?.cpu_min), maximum: num(o?.cpu_max) },
+    cpu_cores: rowsOf(cores).map((row) => ({
+      core: String(row.core),
+      current: num(row.current),
+      average: num(row.average),
+      minimum: num(row.minimum),
+      maximum: num(row.maximum),
+    })),
+    ram: { average: num(o?.ram_avg), minimum: num(o?.ram_min), maximum: num(o?.ram_max) },
+    disks: rowsOf(disks).map((row) => ({
+      device: String(row.device),
+      mounted_on: String(row.mounted_on),
+      average: num(row.average),
       minimum: int(row.minimum),
       maximum: int(row.maximum),
-      avg_used_gb: row.avgUsed / GB,
-      max_used_gb: int(row.maxUsed / GB),
-      current_used_gb: int(row.currentUsed / GB),
-      current_free_gb: int((row.currentSize - row.currentUsed) / GB),
-      current_total_gb: int(row.currentSize / GB),
-      current_used_percentage: int(row.currentPercent),
+      avg_used_gb: num(row.avg_used) / GIB,
+      max_used_gb: int(num(row.max_used) / GIB),
+      current_used_gb: int(num(row.current_used) / GIB),
+      current_free_gb: int(num(row.current_free) / GIB),
+      current_total_gb: int(num(row.current_total) / GIB),
+      current_used_percentage: int(row.current_percent),
     })),
-    networks: networks.map((row) => {
-      const value = (key: string) => Number((row as Record<string, unknown>)[key]);
-      return {
-        interface: row.interface,
-        avg_rx_bytes: value("avg_rxBytes"),
-        avg_rx_packets: value("avg_rxPackets"),
-        avg_tx_bytes: value("avg_txBytes"),
-        avg_tx_packets: value("avg_txPackets"),
-        current_rx_bytes: int(value("current_rxBytes")),
-        current_rx_packets: int(value("current_rxPackets")),
-        current_tx_bytes: int(value("current_txBytes")),
-        current_tx_packets: int(value("current_txPackets")),
-        max_rx_bytes: int(value("max_rxBytes")),
-        max_rx_packets: int(value("max_rxPackets")),
-        max_tx_bytes: int(value("max_txBytes")),
-        max_tx_packets: int(value("max_txPackets")),
-        total_rx_drops: int(row.rxDrops),
-        total_rx_errors: int(row.rxErrors),
-        total_tx_drops: int(row.txDrops),
-        total_tx_errors: int(row.txErrors),
-      };
-    }),
+    networks: rowsOf(networks).map((row) => ({
+      interface: String(row.interface),
+      avg_rx_bytes: num(row.avg_rx_bytes),
+      avg_rx_packets: num(row.avg_rx_packets),
+      avg_tx_bytes: num(row.avg_tx_bytes),
+      avg_tx_packets: num(row.avg_tx_packets),
+      current_rx_bytes: int(row.current_rx_bytes),
+      current_rx_packets: int(row.current_rx_packets),
+      current_tx_bytes: int(row.current_tx_bytes),
+      current_tx_packets: int(row.current_tx_packets),
+      max_rx_bytes: int(row.max_rx_bytes),
+      max_rx_packets: int(row.max_rx_packets),
+      max_tx_bytes: int(row.max_tx_bytes),
+      max_tx_packets: int(row.max_tx_packets),
+      total_rx_drops: int(row.total_rx_drops),
+      total_rx_errors: int(row.total_rx_errors),
+      total_tx_drops: int(row.total_tx_drops),
+      total_tx_errors: int(row.total_tx_errors),
+    })),
   };
 }
 
-export function getMetricsStats(db?: Queryable): Promise<MetricsStats> {
-  return cached("stats", "metrics statistics", async () => computeMetricsStats(db ?? (await getDb())));
-}
+/** A metrics service over the given sources, with its own caches (tests build their own). */
+export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
+  const history = new TtlCache<number, MetricsHistoryRecord[]>(METRICS_CACHE_TTL_MS, 100, deps.now);
+  const stats = new TtlCache<"stats", MetricsStats>(METRICS_CACHE_TTL_MS, 1, deps.now);
+  const systemInfo = new TtlCache<"system", SystemInfo>(METRICS_CACHE_TTL_MS, 1, deps.now);
+  const serviceHistory = new TtlCache<number | "all", ServiceHistoryRecord[]>(METRICS_CACHE_TTL_MS, 32, deps.now);
 
-function formatUptime(seconds: number): string {
-  const days = Math.floor(seconds / 86400);
-  const hours = Math.floor((seconds % 86400) / 3600);
-  const minutes = Math.floor((seconds % 3600) / 60);
-  return `${days}d ${hours}h ${minutes}m`;
-}
-
-async function distroId(fallback: string): Promise<string> {
-  try {
-    const release = await fs.readFile("/etc/os-release", "utf8");
-    return /^ID="?([^"\n]+)"?$/m.exec(release)?.[1] ?? fallback;
-  } catch {
-    return fallback;
-  }
-}
-
-/** Live system information; `sources` lets tests make a source fail. */
-export async function readSystemInfo(sources = { osInfo: () => si.osInfo(), cpu: () => si.cpu(), mem: () => si.mem() }): Promise<SystemInfo> {
-  const [osInfo, cpu, memory] = await Promise.all([sources.osInfo(), sources.cpu(), sources.mem()]);
-  const used = memory.total - memory.available;
-  const gb = (bytes: number) => (bytes / GB).toFixed(2);
-  const uptime = Math.floor(os.uptime());
   return {
-    arch: os.arch(),
-    cpu: { cores: cpu.cores, model: `${cpu.manufacturer} ${cpu.brand}`.trim(), speed: Math.round(cpu.speed * 1000) },
-    distro: { id: await distroId(osInfo.distro.toLowerCase()), name: osInfo.distro, version: osInfo.release },
-    hostname: os.hostname(),
-    kernelVersion: osInfo.kernel,
-    release: os.release(),
-    platform: os.platform(),
-    nodeVersion: `Node.js ${process.version}`,
-    memory: {
-      free: memory.available,
-      total: memory.total,
-      used,
-      freeGB: gb(memory.available),
-      totalGB: gb(memory.total),
-      usedGB: gb(used),
-      percent: ((used / memory.total) * 100).toFixed(2),
+    getMetricsHistory(limit = DEFAULT_HISTORY_LIMIT) {
+      return history.get(limit, () => readOrFail("metrics history", async () => queryMetricsHistory(await deps.db(), limit)));
     },
-    networkInterfaces: Object.entries(os.networkInterfaces()).map(([name, addresses]) => ({
-      name,
-      addresses: (addresses ?? []).map((address) => ({
-        address: address.address,
-        family: address.family,
-        internal: address.internal,
-        mac: address.mac,
-        netmask: address.netmask,
-      })),
-    })),
-    uptime: { seconds: uptime, formatted: formatUptime(uptime) },
+    getMetricsStats() {
+      return stats.get("stats", () => readOrFail("metrics stats", async () => computeMetricsStats(await deps.db())));
+    },
+    getSystemInfo() {
+      return systemInfo.get("system", () => readOrFail("system info", deps.systemInfo));
+    },
+    getServiceHistory(limit) {
+      return serviceHistory.get(limit ?? "all", () =>
+        readOrFail("service history", async () => queryServiceHistory(await deps.db(), limit)),
+      );
+    },
+    clearMetricsCache(body = {}) {
+      const limit = body.limit ?? DEFAULT_HISTORY_LIMIT;
+      history.delete(limit);
+      const cleared = [`metrics history (limit ${limit})`];
+      if (body.clear_stats) {
+        stats.clear();
+        cleared.push("stats");
+      }
+      if (body.clear_system_info) {
+        systemInfo.clear();
+        cleared.push("system info");
+      }
+      if (body.clear_service_history) {
+        serviceHistory.clear();
+        cleared.push("service history (every limit)");
+      }
+      const list = cleared.length > 1 ? `${cleared.slice(0, -1).join(", ")} and ${cleared.at(-1)}` : cleared[0];
+      return { message: `Cleared the cache of ${list}` };
+    },
   };
 }
 
-export function getSystemInfo(): Promise<SystemInfo> {
-  return cached("system-info", "system information", () => readSystemInfo());
-}
+// The process's service: on globalThis because each route file is its own module instance and
+// POST /api/metrics/clear-cache must clear the caches the GET routes read.
+const globalForMetrics = globalThis as unknown as { __panelMetricsService?: MetricsService };
+const defaultService = () =>
+  (globalForMetrics.__panelMetricsService ??= createMetricsService({ db: getDb, systemInfo: readSystemInfo, now: Date.now }));
 
-/** POST /api/metrics/clear-cache: clears exactly what the body names. */
-export function clearMetricsCache(body: z.output<typeof clearCacheBodySchema> | undefined): { message: string } {
-  const cleared: string[] = [];
-  const limit = body?.limit ?? DEFAULT_HISTORY_LIMIT;
-  cache.delete(`history:${limit}`);
-  cleared.push(`history (limit ${limit})`);
-  if (body?.clear_stats) {
-    cache.delete("stats");
-    cleared.push("stats");
-  }
-  if (body?.clear_system_info) {
-    cache.delete("system-info");
-    cleared.push("system info");
-  }
-  if (body?.clear_service_history) {
-    for (const key of cache.keys()) if (key.startsWith("service-history:")) cache.delete(key);
-    cleared.push("service history");
-  }
-  return { message: `Cache cleared: ${cleared.join(", ")}` };
-}
+export const getMetricsHistory = (limit?: number) => defaultService().getMetricsHistory(limit);
+export const getMetricsStats = () => defaultService().getMetricsStats();
+export const getSystemInfo = () => defaultService().getSystemInfo();
+export const getServiceHistory = (limit?: number) => defaultService().getServiceHistory(limit);
+export const clearMetricsCache = (body?: ClearCacheInput) => defaultService().clearMetricsCache(body);

@@ -1,58 +1,100 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import type { z } from "zod";
 import type { Database } from "@/db/client";
 import { adminUsers, ssoTokens } from "@/db/schema";
 import { firstAdminUser } from "@/lib/admins/service";
 import { randomBase62, sha256Hex } from "@/lib/api-keys/tokens";
 import { recordAudit } from "@/lib/audit/service";
-import type { Principal } from "@/lib/auth/authenticate";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import type { ssoTokenSchema } from "./operations";
 
-// Single sign-on links: a random token (only its hash is stored), single use, valid 60 s,
-// signing the browser in as the admin who owns the API key (a key made on the command line
-// belongs to the first admin).
+// Single sign-on links (DESIGN.md "Admin web UI"): an admin API key asks for a token; the link
+// PUBLIC_URL/sso?token=… signs the browser in as the key's admin, once, within 60 s. Only the
+// token's SHA-256 is stored.
 
 export const SSO_TOKEN_TTL_S = 60;
 
-export async function generateSsoToken(db: Database, principal: Principal) {
-  const token = randomBase62(43);
-  await db.transaction(async (tx) => {
-    const adminId = principal.adminUserId ?? (await firstAdminUser(tx))?.id;
-    if (!adminId) throw new AppError("INTERNAL", "Could not generate an SSO token: no admin user exists yet");
-    const [created] = await tx
-      .insert(ssoTokens)
-      .values({
-        tokenHash: sha256Hex(token),
-        adminUserId: adminId,
-        apiKeyId: principal.keyId,
-        expiresAt: sql`now() + make_interval(secs => ${SSO_TOKEN_TTL_S})`,
-      })
-      .returning({ id: ssoTokens.id });
-    await recordAudit(
-      tx,
-      { type: "api_key", id: principal.keyId, ip: principal.clientIp },
-      { action: "sso_token.create", targetType: "admin_user", targetId: adminId, details: { sso_token_id: created.id } },
-    );
-  });
-  const { publicUrl } = env();
-  return { sso_url: `${publicUrl}/sso?token=${token}`, redirect_url: `${publicUrl}/admin`, token };
+export type SsoToken = z.infer<typeof ssoTokenSchema>;
+
+export interface SsoRequester {
+  keyId: number;
+  /** The key's creator; null for keys made on the command line (the first admin is used). */
+  adminUserId: number | null;
+  clientIp: string | null;
 }
 
-export type SsoRefusal = "unknown" | "used" | "expired";
-
-/** Uses a token up, atomically: the admin it signs in, or why it signs nobody in. */
-export async function consumeSsoToken(db: Database, token: string) {
-  const tokenHash = sha256Hex(token);
-  const [used] = await db
-    .update(ssoTokens)
-    .set({ usedAt: sql`now()` })
-    .where(and(eq(ssoTokens.tokenHash, tokenHash), isNull(ssoTokens.usedAt), gt(ssoTokens.expiresAt, sql`now()`)))
-    .returning({ adminUserId: ssoTokens.adminUserId });
-  if (used) {
-    const [admin] = await db.select().from(adminUsers).where(eq(adminUsers.id, used.adminUserId));
-    return { admin };
+export async function createSsoToken(db: Database, requester: SsoRequester): Promise<SsoToken> {
+  const token = randomBase62(43);
+  try {
+    return await db.transaction(async (tx) => {
+      const [owner] = requester.adminUserId
+        ? await tx.select().from(adminUsers).where(eq(adminUsers.id, requester.adminUserId))
+        : [];
+      const admin = owner ?? (await firstAdminUser(tx));
+      if (!admin) {
+        throw new AppError(
+          "INTERNAL",
+          "Could not generate the SSO token: there is no admin user to sign in as (create one with the set-up link or `panel admin create`)",
+        );
+      }
+      const [row] = await tx
+        .insert(ssoTokens)
+        .values({
+          tokenHash: sha256Hex(token),
+          adminUserId: admin.id,
+          apiKeyId: requester.keyId,
+          expiresAt: sql`now() + make_interval(secs => ${SSO_TOKEN_TTL_S})`,
+        })
+        .returning({ id: ssoTokens.id });
+      await recordAudit(
+        tx,
+        { type: "api_key", id: requester.keyId, ip: requester.clientIp },
+        { action: "sso_token.create", targetType: "admin_user", targetId: admin.id, details: { sso_token_id: row.id } },
+      );
+      const { publicUrl } = env();
+      return { sso_url: `${publicUrl}/sso?token=${token}`, redirect_url: `${publicUrl}/admin`, token };
+    });
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    console.error("[sso] could not generate a token:", error);
+    throw new AppError("INTERNAL", "Could not generate the SSO token: the database did not accept it");
   }
-  const [existing] = await db.select().from(ssoTokens).where(eq(ssoTokens.tokenHash, tokenHash));
-  const refusal: SsoRefusal = !existing ? "unknown" : existing.usedAt ? "used" : "expired";
-  return { refusal };
+}
+
+export type SsoConsumption =
+  | { ok: true; admin: { id: number; email: string; name: string }; redirectUrl: string }
+  | { ok: false; reason: "missing" | "unknown" | "used" | "expired" };
+
+/**
+ * Uses a token: one conditional UPDATE (unused and unexpired), so two browsers racing with the
+ * same link cannot both get in. The use is audited in the same transaction.
+ */
+export async function consumeSsoToken(db: Database, token: string | null, clientIp: string | null): Promise<SsoConsumption> {
+  if (!token) return { ok: false, reason: "missing" };
+  const tokenHash = sha256Hex(token);
+  return db.transaction(async (tx) => {
+    const [used] = await tx
+      .update(ssoTokens)
+      .set({ usedAt: sql`now()` })
+      .where(and(eq(ssoTokens.tokenHash, tokenHash), isNull(ssoTokens.usedAt), gt(ssoTokens.expiresAt, sql`now()`)))
+      .returning({ id: ssoTokens.id, adminUserId: ssoTokens.adminUserId });
+    if (!used) {
+      const [found] = await tx
+        .select({ usedAt: ssoTokens.usedAt })
+        .from(ssoTokens)
+        .where(eq(ssoTokens.tokenHash, tokenHash));
+      return { ok: false, reason: !found ? "unknown" : found.usedAt ? "used" : "expired" } as const;
+    }
+    const [admin] = await tx
+      .select({ id: adminUsers.id, email: adminUsers.email, name: adminUsers.name })
+      .from(adminUsers)
+      .where(eq(adminUsers.id, used.adminUserId));
+    await recordAudit(
+      tx,
+      { type: "admin_user", id: admin.id, ip: clientIp },
+      { action: "sso_token.use", targetType: "admin_user", targetId: admin.id, details: { sso_token_id: used.id } },
+    );
+    return { ok: true, admin, redirectUrl: `${env().publicUrl}/admin` } as const;
+  });
 }

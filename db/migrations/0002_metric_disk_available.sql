@@ -1,0 +1,1 @@
+ALTER TABLE "metric_disk_samples" ADD COLUMN "available_bytes" bigint NOT NULL;
