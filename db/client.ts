@@ -17,12 +17,12 @@ export type Queryable = Database | Transaction;
 
 export type DatabaseTarget = { url: string } | { dataDir: string };
 
-/** One open connection (pool or embedded database) with its listen/close controls. */
+/** One open connection (pool or embedded database). */
 export interface Connection {
   db: Database;
   kind: "postgres" | "pglite";
-  /** Calls `onMessage` for each NOTIFY on `channel`; `onListening` on every (re)subscribe. */
-  listen(channel: string, onMessage: () => void, onListening: () => void): Promise<void>;
+  /** auth_generation's value, read with the driver's leanest prepared query (the request hot path). */
+  readAuthGeneration(): Promise<number | null>;
   migrate(): Promise<void>;
   close(): Promise<void>;
 }
@@ -74,8 +74,9 @@ export async function openConnection(target: DatabaseTarget): Promise<Connection
     return {
       db,
       kind: "postgres",
-      async listen(channel, onMessage, onListening) {
-        await client.listen(channel, onMessage, onListening);
+      async readAuthGeneration() {
+        const [row] = await client`select value from auth_generation where id = 1`;
+        return row ? Number(row.value) : null;
       },
       migrate: () => migratePostgres(db as never, { migrationsFolder }),
       close: () => client.end({ timeout: 5 }),
@@ -88,9 +89,9 @@ export async function openConnection(target: DatabaseTarget): Promise<Connection
     return {
       db,
       kind: "pglite",
-      async listen(channel, onMessage, onListening) {
-        await client.listen(channel, onMessage);
-        onListening();
+      async readAuthGeneration() {
+        const { rows } = await client.query<{ value: string | number }>("select value from auth_generation where id = 1");
+        return rows[0] ? Number(rows[0].value) : null;
       },
       migrate: () => migratePglite(db as never, { migrationsFolder }),
       async close() {

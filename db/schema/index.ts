@@ -7,3 +7,4 @@ export * from "./domains";
 export * from "./metrics";
 export * from "./php";
 export * from "./sso";
+export * from "./auth";

@@ -4,7 +4,7 @@ import { apiKeys } from "@/db/schema";
 import { secretMatches } from "@/lib/api-keys/tokens";
 import { type Operation, endpointOf } from "@/lib/http/operation";
 import { addressMatches } from "@/lib/net/address";
-import { type AccountRef, type CachedKey, findAccount, findKey } from "./key-cache";
+import { type AccountRef, type CachedKey, findAccount, findKey, refreshAuthCache } from "./key-cache";
 
 /** The caller behind a request: the key, what it is scoped to, where it came from. */
 export interface Principal {
@@ -46,6 +46,7 @@ export async function authenticate(
   if (!headers.apiKey || !headers.apiSecret) {
     throw new AuthFailure(401, "Missing credentials: send X-API-Key and X-API-Secret");
   }
+  await refreshAuthCache();
   const key = await findKey(headers.apiKey);
   if (!key || !secretMatches(headers.apiSecret, key.secretHash)) {
     throw new AuthFailure(401, "Invalid API key or secret");

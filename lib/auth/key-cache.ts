@@ -5,10 +5,11 @@ import { apiKeys, hostingAccounts } from "@/db/schema";
 import { buildAddressMatcher } from "@/lib/net/address";
 
 // API keys and the accounts they act on, cached per server instance so that authentication
-// costs no database round trip once a key has been seen. Correctness rests on invalidation:
-// triggers (db/migrations/0001_auth_cache_notify.sql) NOTIFY "panel_auth" on any change that can
-// revoke or re-scope access, from any process, and every instance drops its whole cache. Until
-// the instance is subscribed (and whenever it resubscribes) the cache is bypassed.
+// needs no key or account lookup once a key has been seen. Correctness rests on one read per
+// request: triggers (db/migrations/0004_auth_generation_trigger.sql) bump auth_generation in the
+// same transaction as any change that can revoke or re-scope access, from any process, and a
+// request that sees a new value drops this instance's whole cache first. So revocation holds on
+// the very next request on every instance sharing the database.
 
 export interface CachedKey {
   id: number;
@@ -34,53 +35,36 @@ export interface AccountRef {
 const MAX_ENTRIES = 10_000;
 
 interface CacheState {
-  subscribed: boolean;
-  /** Bumped by every invalidation; a load that started before one is not stored. */
-  generation: number;
+  /** The auth_generation value the cached entries belong to. */
+  generation: number | null;
   keys: Map<string, CachedKey>;
   accounts: Map<string, AccountRef>;
-  subscription?: Promise<void>;
 }
 
 const globalForCache = globalThis as unknown as { __panelAuthCache?: CacheState };
 const state: CacheState = (globalForCache.__panelAuthCache ??= {
-  subscribed: false,
-  generation: 0,
+  generation: null,
   keys: new Map(),
   accounts: new Map(),
 });
 
-function invalidate() {
-  state.generation++;
-  state.keys.clear();
-  state.accounts.clear();
+/** Reads the generation (one primary-key read) and drops the cache if it moved. Call once per request. */
+export async function refreshAuthCache(): Promise<void> {
+  const generation = await (await connection()).readAuthGeneration();
+  if (generation === null || generation !== state.generation) {
+    state.keys.clear();
+    state.accounts.clear();
+    state.generation = generation;
+  }
 }
 
-function subscribe(): Promise<void> {
-  return (state.subscription ??= connection()
-    .then((conn) =>
-      conn.listen("panel_auth", invalidate, () => {
-        invalidate();
-        state.subscribed = true;
-      }),
-    )
-    .catch((error) => {
-      state.subscription = undefined;
-      console.error("[auth] could not subscribe to key changes; the key cache stays off:", error);
-    }));
-}
-
-async function cached<T>(
-  map: Map<string, T>,
-  cacheKey: string,
-  load: () => Promise<T | null>,
-): Promise<T | null> {
-  if (!state.subscribed) await subscribe();
-  const hit = state.subscribed ? map.get(cacheKey) : undefined;
+async function cached<T>(map: Map<string, T>, cacheKey: string, load: () => Promise<T | null>): Promise<T | null> {
+  const hit = map.get(cacheKey);
   if (hit) return hit;
   const generation = state.generation;
   const value = await load();
-  if (value && state.subscribed && generation === state.generation) {
+  // A change committed while loading moves the generation: the next request reloads anyway.
+  if (value && generation !== null && generation === state.generation) {
     if (map.size >= MAX_ENTRIES) map.clear();
     map.set(cacheKey, value);
   }
