@@ -20,6 +20,12 @@ function identifier(name: string): string {
   return `\`${name}\``;
 }
 
+/**
+ * A database as GRANT and REVOKE name it. There `_` and `%` are wildcards: unescaped, a grant on
+ * `a_b` would also open `axb` of another account. Names hold no `%` (IDENTIFIER), so `_` is escaped.
+ */
+const grantTarget = (name: string) => `${identifier(name).replaceAll("_", "\\_")}.*`;
+
 function privilegeList(privileges: string[]): string {
   if (privileges.length === 0 || !privileges.every((privilege) => allowedPrivileges.has(privilege))) {
     throw new AppError("VALIDATION", "Invalid privileges");
@@ -72,11 +78,11 @@ export function createMysqlProvisioner(url: string, userHost: string): MysqlProv
     async grant(username, database, privileges) {
       const list = privilegeList(privileges);
       await this.revoke(username, database);
-      await run(`grant privileges on ${database} to ${username}`, `GRANT ${list} ON ${identifier(database)}.* TO ?@?`, userValues(username));
+      await run(`grant privileges on ${database} to ${username}`, `GRANT ${list} ON ${grantTarget(database)} TO ?@?`, userValues(username));
     },
     async revoke(username, database) {
       try {
-        await pool.query(`REVOKE ALL PRIVILEGES ON ${identifier(database)}.* FROM ?@?`, userValues(username));
+        await pool.query(`REVOKE ALL PRIVILEGES ON ${grantTarget(database)} FROM ?@?`, userValues(username));
       } catch (error) {
         if ((error as { code?: string }).code === "ER_NONEXISTING_GRANT") return; // nothing to revoke
         throw serverError(`revoke privileges on ${database} from ${username}`, error);

@@ -80,6 +80,20 @@ for (const backend of testBackends()) {
       assert.deepEqual((rows as { id: number }[]).map((row) => row.id), [1, 2]);
       await assert.rejects(connection.query("DROP TABLE items"), /denied/i);
       await connection.end();
+      // In GRANT, "_" is a wildcard: the grant on <user>_shop must not open <user>xshop.
+      const lookalike = await root();
+      await lookalike.query(`CREATE DATABASE \`${username}xshop\``);
+      await lookalike.end();
+      try {
+        await assert.rejects(
+          mysql.createConnection({ host: "127.0.0.1", port: 3306, user: `${username}_app`, password: "pass-w0rd-long", database: `${username}xshop` }),
+          /denied/i,
+        );
+      } finally {
+        const cleanup = await root();
+        await cleanup.query(`DROP DATABASE IF EXISTS \`${username}xshop\``);
+        await cleanup.end();
+      }
 
       const usage = await client.get("/api/client/account/usage-details");
       assert.equal(usage.body.provisioning.databases, true);
