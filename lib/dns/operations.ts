@@ -1,6 +1,13 @@
 import { z } from "zod";
 import { defineOperation, idParams, messageResponse } from "@/lib/http/operation";
-import { createDnsRecordBodySchema, dnsListQuerySchema, dnsRecordSchema, updateDnsRecordBodySchema } from "./schemas";
+import {
+  createDnsRecordBodySchema,
+  dnsListQuerySchema,
+  dnsRecordChangeSchema,
+  dnsRecordSchema,
+  updateDnsRecordBodySchema,
+  zoneWarningField,
+} from "./schemas";
 
 const tag = "DNS records";
 
@@ -23,11 +30,11 @@ export const dnsOperations = {
     path: "/api/client/dns-records",
     audience: "client",
     tag,
-    summary: "Add a record to one of the account's zones",
+    summary: "Add a record to one of the account's zones (not SOA)",
     body: createDnsRecordBodySchema,
-    response: dnsRecordSchema,
+    response: dnsRecordChangeSchema,
     successStatus: 201,
-    errorStatuses: [400, 404, 422],
+    errorStatuses: [400, 403, 404, 422],
   }),
   get: defineOperation({
     operationId: "getDnsRecord",
@@ -50,7 +57,7 @@ export const dnsOperations = {
     summary: "Change a record (not SOA; its domain never changes)",
     params: idParams,
     body: updateDnsRecordBodySchema,
-    response: dnsRecordSchema,
+    response: dnsRecordChangeSchema,
     successStatus: 200,
     errorStatuses: [400, 403, 404, 422],
   }),
@@ -62,7 +69,7 @@ export const dnsOperations = {
     tag,
     summary: "Delete a record (not SOA)",
     params: idParams,
-    response: messageResponse,
+    response: messageResponse.extend(zoneWarningField),
     successStatus: 200,
     errorStatuses: [403, 404, 422],
   }),

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { idField, onlyFields, timestamp } from "@/lib/http/operation";
 
-/** Types a client may create; SOA is listed but managed by the panel. */
+/** Types a client may create; SOA is listed but managed by the panel (creating one → 403). */
 export const EDITABLE_RECORD_TYPES = ["A", "AAAA", "CNAME", "MX", "TXT", "SRV", "NS"] as const;
+const recordType = z.enum(["SOA", ...EDITABLE_RECORD_TYPES]);
 
 const ttl = z.number().int().min(60).max(86400);
 const port16 = z.number().int().min(0).max(65535);
@@ -17,7 +18,7 @@ export const dnsListQuerySchema = z.object({
 export const createDnsRecordBodySchema = z.object({
   domain_id: idField,
   name: z.string().trim().min(1).max(253),
-  type: z.enum(EDITABLE_RECORD_TYPES),
+  type: recordType,
   content: z.string().trim().min(1).max(4096),
   ttl,
   priority: port16.optional(),
@@ -34,7 +35,7 @@ export const dnsRecordSchema = z.object({
   id: z.number().int(),
   domain_id: z.number().int(),
   name: z.string(),
-  type: z.enum(["SOA", ...EDITABLE_RECORD_TYPES]),
+  type: recordType,
   content: z.string(),
   ttl: z.number().int(),
   priority: z.number().int().nullable(),
@@ -43,3 +44,14 @@ export const dnsRecordSchema = z.object({
   created_at: timestamp,
   updated_at: timestamp,
 });
+
+/** Set when a change is saved but its zone file could not be written or ZONE_RELOAD_COMMAND failed. */
+export const zoneWarningField = {
+  warning: z
+    .string()
+    .optional()
+    .describe("Present only when the change is saved but the zone file could not be written or reloaded"),
+};
+
+/** The answer of a record's create or update: the record, and a `warning` if its zone file failed. */
+export const dnsRecordChangeSchema = dnsRecordSchema.extend(zoneWarningField);

@@ -4,12 +4,19 @@ import type { Database, Queryable } from "@/db/client";
 import { dnsRecords, domains } from "@/db/schema";
 import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
 import { AppError, notFound, validationError } from "@/lib/errors";
-import type { createDnsRecordBodySchema, dnsRecordSchema, updateDnsRecordBodySchema } from "./schemas";
+import type { createDnsRecordBodySchema, dnsRecordChangeSchema, dnsRecordSchema, updateDnsRecordBodySchema } from "./schemas";
 import { relativeRecordName, validateRecordContent } from "./validate";
 import { bumpSerial } from "./zone";
-import { syncZoneFile } from "./zone-file-sync";
+import { syncZoneFile, type ZoneWarning } from "./zone-file-sync";
 
 export type DnsRecord = z.infer<typeof dnsRecordSchema>;
+/** A created or changed record, with a `warning` when its zone file could not follow. */
+export type DnsRecordChange = z.infer<typeof dnsRecordChangeSchema>;
+
+/** SOA records are the panel's: a client can neither create one nor turn a record into one. */
+function assertNotSoa<Type extends string>(type: Type | undefined, action: string): asserts type is Exclude<Type, "SOA"> {
+  if (type === "SOA") throw new AppError("FORBIDDEN", `SOA records cannot be ${action}: the panel manages them`);
+}
 type RecordRow = typeof dnsRecords.$inferSelect;
 
 const toRecord = (row: RecordRow): DnsRecord => ({
@@ -94,13 +101,14 @@ export async function createDnsRecord(
   db: Database,
   accountId: number,
   input: z.output<typeof createDnsRecordBodySchema>,
-): Promise<DnsRecord> {
+): Promise<DnsRecordChange> {
   const row = await db.transaction(async (tx) => {
     const domain = await findOwnedDomain(tx, accountId, input.domain_id);
+    assertNotSoa(input.type, "created");
     const plan = await lockAccountPlan(tx, accountId);
     assertQuota(await countAccountRecords(tx, accountId), plan.maxDnsRecords, "DNS records");
     const name = relativeRecordName(domain.domain, input.name);
-    const fields = validateRecordContent(input);
+    const fields = validateRecordContent({ ...input, type: input.type });
     await assertCnameExclusive(tx, { domainId: domain.id, name, type: input.type }, null);
     const [created] = await tx
       .insert(dnsRecords)
@@ -109,8 +117,7 @@ export async function createDnsRecord(
     await bumpSerial(tx, domain.id);
     return created;
   });
-  await syncZoneFile(db, row.domainId);
-  return toRecord(row);
+  return { ...toRecord(row), ...(await syncZoneFile(db, row.domainId)) };
 }
 
 /** Partial update; SOA records are the panel's (403) and a record's zone never changes. */
@@ -119,14 +126,15 @@ export async function updateDnsRecord(
   accountId: number,
   id: number,
   patch: z.output<typeof updateDnsRecordBodySchema>,
-): Promise<DnsRecord> {
+): Promise<DnsRecordChange> {
   const row = await db.transaction(async (tx) => {
     const { record, zone } = await findOwnedRecord(tx, accountId, id);
-    if (record.type === "SOA") throw new AppError("FORBIDDEN", "SOA records cannot be modified");
+    assertNotSoa(record.type, "modified");
+    assertNotSoa(patch.type, "created");
     const type = patch.type ?? record.type;
     const name = patch.name === undefined ? record.name : relativeRecordName(zone, patch.name);
     const fields = validateRecordContent({
-      type: type as Exclude<typeof type, "SOA">,
+      type,
       content: patch.content ?? record.content,
       priority: patch.priority ?? record.priority,
       weight: patch.weight ?? record.weight,
@@ -141,19 +149,18 @@ export async function updateDnsRecord(
     await bumpSerial(tx, record.domainId);
     return updated;
   });
-  await syncZoneFile(db, row.domainId);
-  return toRecord(row);
+  return { ...toRecord(row), ...(await syncZoneFile(db, row.domainId)) };
 }
 
-export async function deleteDnsRecord(db: Database, accountId: number, id: number): Promise<void> {
+export async function deleteDnsRecord(db: Database, accountId: number, id: number): Promise<ZoneWarning> {
   const domainId = await db.transaction(async (tx) => {
     const { record } = await findOwnedRecord(tx, accountId, id);
-    if (record.type === "SOA") throw new AppError("FORBIDDEN", "SOA records cannot be deleted");
+    assertNotSoa(record.type, "deleted");
     await tx.delete(dnsRecords).where(eq(dnsRecords.id, id));
     await bumpSerial(tx, record.domainId);
     return record.domainId;
   });
-  await syncZoneFile(db, domainId);
+  return syncZoneFile(db, domainId);
 }
 
 export { countAccountRecords };

@@ -10,18 +10,22 @@ export async function loadZone(db: Queryable, domainId: number) {
   return { domain: domain.domain, serial: domain.soaSerial, records };
 }
 
+/** What a zone change answers besides its record when the zone file or its reload failed. */
+export type ZoneWarning = { warning?: string };
+
 /**
  * Rewrites the zone's file after a committed change. Runs after the commit: the database is the
  * record of truth, and the file is regenerated whole from it each time, so a failed write is
- * repaired by the zone's next change; it is logged, and never undoes the committed change.
+ * repaired by the zone's next change. A failure is logged and returned as `{ warning }` for the
+ * response (the change itself stands).
  */
-export async function syncZoneFile(db: Queryable, domainId: number): Promise<string | null> {
+export async function syncZoneFile(db: Queryable, domainId: number): Promise<ZoneWarning> {
   try {
     const { reloadError } = await writeZoneFile(await loadZone(db, domainId));
-    return reloadError;
+    return reloadError ? { warning: `Saved, but the zone reload failed: ${reloadError}` } : {};
   } catch (error) {
     console.error(`[dns] could not write the zone file of domain ${domainId}:`, error);
-    return `could not write the zone file: ${(error as Error).message}`;
+    return { warning: `Saved, but the zone file could not be written: ${(error as Error).message}` };
   }
 }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineOperation, idParams } from "@/lib/http/operation";
+import { zoneWarningField } from "@/lib/dns/schemas";
 import { createDomainBodySchema, domainRecordSchema } from "./schemas";
 
 const tag = "Domains";
@@ -24,7 +25,7 @@ export const domainOperations = {
     tag,
     summary: "Add a domain, subdomain or parked domain (its DNS zone is provisioned)",
     body: createDomainBodySchema,
-    response: domainRecordSchema,
+    response: domainRecordSchema.extend(zoneWarningField),
     successStatus: 201,
     errorStatuses: [400, 422],
   }),

@@ -4,7 +4,7 @@ import type { Database, Queryable } from "@/db/client";
 import { domains, phpVersions } from "@/db/schema";
 import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
 import { createZone, nextSerial } from "@/lib/dns/zone";
-import { syncZoneFile } from "@/lib/dns/zone-file-sync";
+import { syncZoneFile, type ZoneWarning } from "@/lib/dns/zone-file-sync";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { normalizeDomainName } from "./names";
 import type { createDomainBodySchema, domainRecordSchema } from "./schemas";
@@ -108,8 +108,15 @@ function subdomainName(input: CreateDomainInput, parent: string): { name: string
   return { name, label: name.slice(0, -(parent.length + 1)) };
 }
 
-/** POST /api/client/domains: a domain, subdomain or parked domain, with its zone. */
-export async function createDomain(db: Database, accountId: number, input: CreateDomainInput): Promise<DomainRecord> {
+/**
+ * POST /api/client/domains: a domain, subdomain or parked domain, with its zone, in one
+ * transaction; `warning` says if the zone file could not follow.
+ */
+export async function createDomain(
+  db: Database,
+  accountId: number,
+  input: CreateDomainInput,
+): Promise<DomainRecord & ZoneWarning> {
   if (input.domain_path !== undefined && !DOMAIN_PATH.test(input.domain_path)) {
     throw validationError("domain_path", "must be a relative path inside the home directory (no .. or leading /)");
   }
@@ -142,6 +149,6 @@ export async function createDomain(db: Database, accountId: number, input: Creat
     }
     return (await insertDomainWithZone(tx, fields)).id;
   });
-  await syncZoneFile(db, domainId);
-  return getDomainOrThrow(db, { accountId, id: domainId });
+  const zoneWarning = await syncZoneFile(db, domainId);
+  return { ...(await getDomainOrThrow(db, { accountId, id: domainId })), ...zoneWarning };
 }

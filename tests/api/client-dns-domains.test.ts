@@ -92,7 +92,6 @@ for (const backend of testBackends()) {
         { name: "a", type: "A", content: "192.0.2.1", ttl: 86401 },
         { name: "www", type: "CNAME", content: "x.alice.example", ttl: 3600 },
         { name: "blog", type: "A", content: "192.0.2.1", ttl: 3600 },
-        { name: "a", type: "SOA", content: "x", ttl: 3600 },
         { name: "a", type: "CNAME", content: "not a host", ttl: 3600 },
       ]) {
         const response = await alice().post("/api/client/dns-records", { domain_id: id, ...body });
@@ -111,9 +110,15 @@ for (const backend of testBackends()) {
       const updated = await alice().put(`/api/client/dns-records/${www.id}`, { content: "192.0.2.99", ttl: 600 });
       assert.equal(updated.status, 200);
       assert.deepEqual([updated.body.content, updated.body.ttl, updated.body.name], ["192.0.2.99", 600, "www"]);
+      assert.equal(updated.body.warning, undefined, "a zone file written without trouble adds no warning");
       assert.equal((await alice().put(`/api/client/dns-records/${www.id}`, { domain_id: 1 })).status, 422);
       assert.equal((await alice().put(`/api/client/dns-records/${soa.id}`, { ttl: 600 })).status, 403);
       assert.equal((await alice().delete(`/api/client/dns-records/${soa.id}`)).status, 403);
+      const soaCreate = await alice().post("/api/client/dns-records", { domain_id: id, name: "@", type: "SOA", content: "x", ttl: 3600 });
+      assert.equal(soaCreate.status, 403);
+      assert.match(soaCreate.body.error, /SOA records cannot be created/);
+      assert.equal((await alice().put(`/api/client/dns-records/${www.id}`, { type: "SOA" })).status, 403);
+      assert.equal((await alice().get(`/api/client/dns-records?domain_id=${id}`)).body.length, records.length, "nothing created");
       const bob = apiClient(env.server.baseUrl, env.seed.bobKey);
       assert.equal((await bob.get(`/api/client/dns-records/${www.id}`)).status, 404);
       assert.equal((await bob.put(`/api/client/dns-records/${www.id}`, { ttl: 900 })).status, 404);
@@ -181,3 +186,33 @@ for (const backend of testBackends()) {
     });
   });
 }
+
+describe("a failing ZONE_RELOAD_COMMAND is reported in the response; the change stands", () => {
+  let env: TestEnvironment<Awaited<ReturnType<typeof seedTenants>>>;
+  before(async () => {
+    env = await createEnvironment(testBackends()[0], seedTenants, { ZONE_RELOAD_COMMAND: "false {zone}" });
+  });
+  after(async () => {
+    await env?.teardown();
+  });
+
+  test("domain create, record create, update and delete answer their status with a warning", async () => {
+    const alice = apiClient(env.server.baseUrl, env.seed.aliceKey);
+    const domain = await alice.post("/api/client/domains", { domain: "reload.example", domain_type: "domain" });
+    assert.equal(domain.status, 201);
+    assert.match(domain.body.warning, /zone reload failed: false \{zone\} exited with 1/);
+    const record = await alice.post("/api/client/dns-records", { domain_id: domain.body.id, name: "www", type: "A", content: "192.0.2.7", ttl: 600 });
+    assert.equal(record.status, 201);
+    assert.match(record.body.warning, /zone reload failed/);
+    const updated = await alice.put(`/api/client/dns-records/${record.body.id}`, { ttl: 900 });
+    assert.equal(updated.status, 200);
+    assert.match(updated.body.warning, /zone reload failed/);
+    const deleted = await alice.delete(`/api/client/dns-records/${record.body.id}`);
+    assert.equal(deleted.status, 200);
+    assert.equal(deleted.body.message, "DNS record deleted");
+    assert.match(deleted.body.warning, /zone reload failed/);
+    const zone = await alice.get(`/api/client/dns-records?domain_id=${domain.body.id}`);
+    assert.equal(zone.body.length, 4, "the domain and its zone were kept");
+    assert.equal((await alice.get(`/api/client/domains/${domain.body.id}`)).body.warning, undefined, "reads carry no warning");
+  });
+});

@@ -14,7 +14,7 @@ export const PUT = withApiKey(dnsOperations.update, async ({ account, params, bo
 );
 
 // DELETE /api/client/dns-records/{id} — delete a record (not SOA)
-export const DELETE = withApiKey(dnsOperations.delete, async ({ account, params }) => {
-  await deleteDnsRecord(await getDb(), account.id, params.id);
-  return { message: "DNS record deleted" };
-});
+export const DELETE = withApiKey(dnsOperations.delete, async ({ account, params }) => ({
+  message: "DNS record deleted",
+  ...(await deleteDnsRecord(await getDb(), account.id, params.id)),
+}));
