@@ -44,3 +44,4 @@ try {
   await database.drop();
 }
 await (await import("./metrics")).runMetricsBench();
+await (await import("./api-keys")).runApiKeysBench();

@@ -1,4 +1,4 @@
-import { count, desc, eq, ilike, or, type SQL } from "drizzle-orm";
+import { count, desc, eq, like, or, type SQL } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { apiKeys, hostingAccounts, resellers } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
@@ -142,12 +142,8 @@ export async function listApiKeys(
   const { search, page, per_page: perPage } = apiKeyListQuerySchema.parse(query);
   let where: SQL | undefined;
   if (search) {
-    const pattern = `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    where = or(
-      ilike(apiKeys.name, pattern),
-      ilike(apiKeys.key, pattern),
-      eq(apiKeys.secretHash, sha256Hex(search)),
-    );
+    const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    where = or(like(apiKeys.searchText, pattern), eq(apiKeys.secretHash, sha256Hex(search)));
   }
   const rowsQuery = selectRecords(db).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
   const [rows, [{ total }]] = await Promise.all([

@@ -48,8 +48,7 @@ const state: CacheState = (globalForCache.__panelAuthCache ??= {
   accounts: new Map(),
 });
 
-/** Reads the generation (one primary-key read) and drops the cache if it moved. Call once per request. */
-export async function refreshAuthCache(): Promise<void> {
+async function readGeneration(): Promise<void> {
   const generation = await (await connection()).readAuthGeneration();
   if (generation === null || generation !== state.generation) {
     state.keys.clear();
@@ -57,6 +56,41 @@ export async function refreshAuthCache(): Promise<void> {
     state.generation = generation;
   }
 }
+
+/**
+ * Wraps `read` so that concurrent callers share its calls, yet every caller is answered by a call
+ * that *started after it called*: it sees every change committed before it. A caller arriving
+ * while a call is under way joins the one queued behind it.
+ */
+export function sharedReadAfterArrival(read: () => Promise<void>): () => Promise<void> {
+  let started: Promise<void> | null = null;
+  let queued: Promise<void> | null = null;
+  const start = () => {
+    const call: Promise<void> = read().finally(() => {
+      if (started === call) started = null;
+    });
+    started = call;
+    return call;
+  };
+  return () => {
+    if (queued) return queued;
+    if (!started) return start();
+    queued = started
+      .catch(() => undefined)
+      .then(() => {
+        queued = null;
+        return start();
+      });
+    return queued;
+  };
+}
+
+/**
+ * Brings the cache up to date with auth_generation, dropping it if the value moved. Call once
+ * per request. Concurrent requests share reads (see sharedReadAfterArrival): under load one read
+ * per round trip instead of one per request, and still revoked on the very next request.
+ */
+export const refreshAuthCache = sharedReadAfterArrival(readGeneration);
 
 async function cached<T>(map: Map<string, T>, cacheKey: string, load: () => Promise<T | null>): Promise<T | null> {
   const hit = map.get(cacheKey);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { sharedReadAfterArrival } from "@/lib/auth/key-cache";
 import { type Backend, createTestDatabase, type TestDatabase, testBackends } from "../support/database";
 
 // In one process (PGlite's only mode), revocation through lib/ services defeats the key cache on
@@ -51,4 +52,33 @@ test(`a disabled, re-scoped or deleted key is refused on the next authentication
   assert.equal(await status(), 403);
   await deleteApiKey(db, created.id, actor);
   assert.equal(await status(), 401);
+});
+
+test("generation reads are shared, but a caller is only answered by a read started after it called", async () => {
+  const reads: { finish: () => void }[] = [];
+  const refresh = sharedReadAfterArrival(() => new Promise<void>((resolve) => reads.push({ finish: resolve })));
+  const settled = (call: Promise<void>) => {
+    const state = { done: false };
+    void call.then(() => (state.done = true));
+    return state;
+  };
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+  const first = refresh(); // starts read 0
+  const second = settled(refresh()); // read 0 started before it: queued behind it
+  const third = settled(refresh()); // joins the queued read
+  assert.equal(reads.length, 1, "one read under way, one queued");
+  reads[0].finish();
+  await first;
+  await tick();
+  assert.deepEqual([second.done, third.done], [false, false], "read 0 started too early to answer them");
+  assert.equal(reads.length, 2, "the queued read started once read 0 ended");
+  reads[1].finish();
+  await tick();
+  assert.deepEqual([second.done, third.done], [true, true]);
+  assert.equal(reads.length, 2, "three callers, two reads");
+  const fourth = refresh(); // nothing under way: a read of its own
+  assert.equal(reads.length, 3);
+  reads[2].finish();
+  await fourth;
 });

@@ -1,0 +1,1 @@
+ALTER TABLE "api_keys" ADD COLUMN "search_text" text GENERATED ALWAYS AS (lower(name || chr(10) || key)) STORED NOT NULL;
