@@ -369,5 +369,19 @@ for (const backend of testBackends()) {
         }
       });
     }
+
+    // Beside the matrix: the same refusals where the foreign thing is named, not numbered.
+
+    test("404 for an X-Hosting-Account id too large for any account, with the body of any unknown account", async () => {
+      for (const key of ["adminKey", "resellerKey"] as const) {
+        const acting = (account: string) => call(env.server.baseUrl, "GET", "/api/client/domains", { credentials: env.seed[key], account });
+        const unknown = await acting("nobody");
+        for (const account of ["2147483648", "9999999999"]) {
+          const response = await acting(account);
+          assert.equal(response.status, 404, `${key} as ${account}: ${JSON.stringify(response.body)}`);
+          assert.deepEqual(response.body, unknown.body);
+        }
+      }
+    });
   });
 }
