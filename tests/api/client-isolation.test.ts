@@ -383,5 +383,28 @@ for (const backend of testBackends()) {
         }
       }
     });
+
+    test("422 for a domain named inside another account's domain; its own domains are not affected", async () => {
+      const aliceDomainId = env.seed.holdings.alice.domainId;
+      const asAlice = (key: "aliceKey" | "resellerKey", body: object) =>
+        call(env.server.baseUrl, "POST", "/api/client/domains", { credentials: env.seed[key], account: "alice", body });
+      for (const [key, body] of [
+        ["aliceKey", { domain: "mail.bob.example", domain_type: "domain" }],
+        ["aliceKey", { domain: "Deep.WWW.bob.example.", domain_type: "domain" }],
+        ["aliceKey", { domain: "www.bob.example", domain_type: "parked", parked_on_domain_id: aliceDomainId }],
+        ["resellerKey", { domain: "shop.carol.example", domain_type: "domain" }],
+      ] as const) {
+        const response = await asAlice(key, body);
+        assert.equal(response.status, 422, `${body.domain}: ${JSON.stringify(response.body)}`);
+        assert.ok(response.body.errors?.domain, "names the domain field");
+      }
+      await assertUnchanged("alice");
+      await assertUnchanged("bob");
+      await assertUnchanged("carol");
+
+      assert.equal((await asAlice("aliceKey", { domain: "blog.alice.example", domain_type: "domain" })).status, 201, "inside her own");
+      const bob = (body: object) => call(env.server.baseUrl, "POST", "/api/client/domains", { credentials: env.seed.bobKey, body });
+      assert.equal((await bob({ domain: "mail.bob.example", domain_type: "domain" })).status, 201, "still free for bob");
+    });
   });
 }
