@@ -1,4 +1,4 @@
-import { and, asc, count, eq } from "drizzle-orm";
+import { and, asc, count, eq, inArray, ne } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { domains, phpVersions } from "@/db/schema";
@@ -93,6 +93,23 @@ async function ownedTarget(tx: Queryable, accountId: number, id: number | undefi
 }
 
 /**
+ * A name inside another account's domain (`mail.bob.example` while bob holds `bob.example`)
+ * would be a zone cut into that account's zone, served in its place: refused (cPanel refuses it by
+ * default too).
+ */
+async function assertOutsideOtherAccounts(tx: Queryable, accountId: number, name: string) {
+  const labels = name.split(".");
+  const parents = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join("."));
+  if (parents.length === 0) return;
+  const [taken] = await tx
+    .select({ id: domains.id })
+    .from(domains)
+    .where(and(inArray(domains.domain, parents), ne(domains.accountId, accountId)))
+    .limit(1);
+  if (taken) throw validationError("domain", "is inside a domain of another account on this server");
+}
+
+/**
  * The full name of a subdomain under `parent`: `domain` when it already ends in the parent,
  * else `<subdomain>.<parent>` when `subdomain` is given, else `<domain>.<parent>` for a single
  * label. Returns the name and its leading part (stored as `subdomain`).
@@ -147,6 +164,7 @@ export async function createDomain(
         fields = { accountId, domain: name, domainType: "domain", domainPath: input.domain_path ?? `public_html/${name}` };
       }
     }
+    await assertOutsideOtherAccounts(tx, accountId, fields.domain);
     return (await insertDomainWithZone(tx, fields)).id;
   });
   const zoneWarning = await syncZoneFile(db, domainId);
