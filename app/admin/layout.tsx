@@ -1,5 +1,6 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
+import { NavLink } from "@/components/nav-link";
 import { SignOutButton } from "@/components/sign-out-button";
 import { requireAdminSession } from "@/lib/admin-session/session";
 
@@ -17,10 +18,14 @@ export default async function AdminLayout({ children }: { children: ReactNode })
           Hosting Panel
         </Link>
         <nav aria-label="Main">
-          <Link href="/admin">Dashboard</Link>
-          <Link href="/admin/accounts">Hosting accounts</Link>
+          <NavLink href="/admin">Dashboard</NavLink>
+          <div className="group">Hosting</div>
+          <NavLink href="/admin/accounts">Hosting accounts</NavLink>
+          <NavLink href="/admin/plans">Plans</NavLink>
+          <NavLink href="/admin/resellers">Resellers</NavLink>
+          <NavLink href="/admin/php-versions">PHP versions</NavLink>
           <div className="group">Settings › Security</div>
-          <Link href="/admin/settings/api-keys">API Keys</Link>
+          <NavLink href="/admin/settings/api-keys">API Keys</NavLink>
         </nav>
       </aside>
       <div className="main">

@@ -99,16 +99,37 @@ export const usageDetailsSchema = z.object({
 export const visitorReportSchema = z.record(z.string(), z.unknown());
 
 
-/** Admin creation of an account (CLI, admin UI). */
+const accountUsername = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^[a-z][a-z0-9_]{0,31}$/, "must start with a letter; letters, digits and _ only; at most 32");
+
+/** Admin creation of an account (CLI, admin UI). `plan` and `reseller` are names; left out: `default`, none. */
 export const createAccountSchema = z.object({
-  username: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .regex(/^[a-z][a-z0-9_]{0,31}$/, "must start with a letter; letters, digits and _ only; at most 32"),
-  domain: z.string().trim().min(1).max(253),
+  username: accountUsername,
+  domain: z.string().trim().min(1, "is required").max(253, "must be at most 253 characters"),
   plan: z.string().trim().min(1).optional(),
   reseller: z.string().trim().min(1).optional(),
-  email: z.email().trim().max(255).optional(),
+  email: z.email("is not a valid email address").trim().max(255).optional(),
 });
 export type CreateAccountInput = z.input<typeof createAccountSchema>;
+
+/**
+ * The admin-only fields of an account (admin UI): plan and reseller by name (`reseller: null` =
+ * none), SSH access, and status (`suspended` stops the account's own API keys at once).
+ */
+export const accountAdminFieldsSchema = z.object({
+  plan: z.string().trim().min(1, "Choose a plan"),
+  reseller: z.string().trim().min(1).nullable(),
+  has_ssh_access: z.boolean(),
+  status: z.enum(["active", "suspended"]),
+});
+export type AccountAdminFieldsInput = z.input<typeof accountAdminFieldsSchema>;
+
+/** Partial update of the admin-only fields: a field left out keeps its value. */
+export const updateAccountAdminSchema = accountAdminFieldsSchema.partial();
+export type UpdateAccountAdminInput = z.input<typeof updateAccountAdminSchema>;
+
+/** A row of the admin list: the account and its reseller's username. */
+export type AccountListRow = HostingAccountRecord & { reseller_username: string | null };

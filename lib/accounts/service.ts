@@ -1,8 +1,8 @@
-import { and, asc, count, eq } from "drizzle-orm";
+import { and, asc, count, eq, ilike, or } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { DEFAULT_PLAN_NAME } from "@/db/prepare";
-import { customerDatabases, databaseUsers, domains, hostingAccounts, phpVersions, plans } from "@/db/schema";
+import { customerDatabases, databaseUsers, domains, hostingAccounts, phpVersions, plans, resellers } from "@/db/schema";
 import { countAccountRecords } from "@/lib/dns/service";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { databaseSizesMb } from "@/lib/databases/service";
@@ -12,13 +12,17 @@ import { type Actor, recordAudit } from "@/lib/audit/service";
 import { normalizeDomainName } from "@/lib/domains/names";
 import { insertDomainWithZone } from "@/lib/domains/service";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
+import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
 import { findPlanByName, toPlanRecord } from "@/lib/plans/service";
 import { findResellerByUsername } from "@/lib/resellers/service";
 import {
+  type AccountListRow,
   type CreateAccountInput,
   type configurePhpBodySchema,
   createAccountSchema,
   type HostingAccountRecord,
+  type UpdateAccountAdminInput,
+  updateAccountAdminSchema,
   type updateAccountProfileSchema,
 } from "./schemas";
 
@@ -63,6 +67,31 @@ export async function getAccount(db: Queryable, accountId: number): Promise<Host
 export async function listAccounts(db: Queryable): Promise<HostingAccountRecord[]> {
   const rows = await selectAccounts(db).orderBy(asc(hostingAccounts.username));
   return rows.map((row) => toAccountRecord(row.hosting_accounts, row.plans));
+}
+
+/** The admin list: searched by username, domain or email, paged, with each account's reseller. */
+export async function listAccountsPage(db: Queryable, query: ListQuery): Promise<ListPage<AccountListRow>> {
+  const { search, ...window } = listQuerySchema.parse(query);
+  const pattern = containsPattern(search);
+  const where = search
+    ? or(ilike(hostingAccounts.username, pattern), ilike(hostingAccounts.domain, pattern), ilike(hostingAccounts.email, pattern))
+    : undefined;
+  const rowsQuery = selectAccounts(db)
+    .leftJoin(resellers, eq(resellers.id, hostingAccounts.resellerId))
+    .where(where)
+    .orderBy(asc(hostingAccounts.username))
+    .$dynamic();
+  const [rows, [{ total }]] = await Promise.all([
+    paged(rowsQuery, window),
+    db.select({ total: count() }).from(hostingAccounts).where(where),
+  ]);
+  return {
+    rows: rows.map((row) => ({
+      ...toAccountRecord(row.hosting_accounts, row.plans),
+      reseller_username: row.resellers?.username ?? null,
+    })),
+    total,
+  };
 }
 
 /** Creates an account with its main domain (type `domain`) and that domain's zone, atomically. */
@@ -119,6 +148,51 @@ export async function findAccountIdByUsername(db: Queryable, username: string): 
     .from(hostingAccounts)
     .where(eq(hostingAccounts.username, username.trim().toLowerCase()));
   return row?.id ?? null;
+}
+
+/**
+ * The admin-only fields (admin UI): plan, reseller, SSH access, status. Only changed columns are
+ * written; a change of status or reseller bumps auth_generation (trigger, migration 0004), so a
+ * suspension stops the account's own keys on the very next request on every instance.
+ */
+export async function updateAccountAdminFields(
+  db: Database,
+  accountId: number,
+  input: UpdateAccountAdminInput,
+  actor: Actor,
+): Promise<HostingAccountRecord> {
+  const patch = updateAccountAdminSchema.parse(input);
+  await db.transaction(async (tx) => {
+    const [current] = await tx.select().from(hostingAccounts).where(eq(hostingAccounts.id, accountId)).for("update");
+    if (!current) throw notFound("Hosting account");
+    const next = { planId: current.planId, resellerId: current.resellerId, hasSshAccess: current.hasSshAccess, status: current.status };
+    if (patch.plan !== undefined) {
+      const plan = await findPlanByName(tx, patch.plan);
+      if (!plan) throw validationError("plan", `names no plan ("${patch.plan}")`);
+      next.planId = plan.id;
+    }
+    if (patch.reseller !== undefined) {
+      const reseller = patch.reseller === null ? null : await findResellerByUsername(tx, patch.reseller);
+      if (patch.reseller !== null && !reseller) throw validationError("reseller", `names no reseller ("${patch.reseller}")`);
+      next.resellerId = reseller?.id ?? null;
+    }
+    if (patch.has_ssh_access !== undefined) next.hasSshAccess = patch.has_ssh_access;
+    if (patch.status !== undefined) next.status = patch.status;
+    const changed = Object.fromEntries(
+      Object.entries(next).filter(([column, value]) => current[column as keyof typeof next] !== value),
+    ) as Partial<typeof next>;
+    if (Object.keys(changed).length === 0) return;
+    await tx.update(hostingAccounts).set(changed).where(eq(hostingAccounts.id, accountId));
+    await recordAudit(tx, actor, {
+      action: "hosting_account.update",
+      targetType: "hosting_account",
+      targetId: accountId,
+      details: Object.fromEntries(
+        Object.entries(changed).map(([column, value]) => [column, { from: current[column as keyof typeof next], to: value }]),
+      ),
+    });
+  });
+  return getAccount(db, accountId);
 }
 
 /** PUT /api/client/account: the profile fields and the auto-SSL toggle, nothing else. */

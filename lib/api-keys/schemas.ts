@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { isKnownEndpoint } from "@/lib/http/registry";
 import { timestamp } from "@/lib/http/operation";
+import { type ListQuery, listQuerySchema } from "@/lib/list-query";
 import { addressOrCidrError } from "@/lib/net/ip-syntax";
 
 export const apiKeyScopes = ["admin", "reseller", "account"] as const;
@@ -64,17 +65,9 @@ export type CreateApiKeyInput = z.input<typeof createApiKeySchema>;
 export const updateApiKeySchema = apiKeyFields.partial().superRefine(checkConsistency);
 export type UpdateApiKeyInput = z.input<typeof updateApiKeySchema>;
 
-export const apiKeyListQuerySchema = z.object({
-  search: z.string().trim().max(200).default(""),
-  page: z.coerce.number().int().min(1).default(1),
-  // 0 = All.
-  per_page: z.coerce
-    .number()
-    .int()
-    .refine((size) => [0, 5, 10, 25, 50].includes(size), "must be 5, 10, 25, 50 or 0 (all)")
-    .default(10),
-});
-export type ApiKeyListQuery = z.input<typeof apiKeyListQuerySchema>;
+/** The key list's query: the one shape of every admin list (search, page, per_page). */
+export const apiKeyListQuerySchema = listQuerySchema;
+export type ApiKeyListQuery = ListQuery;
 
 /** A key as the panel shows it: the secret only masked. */
 export const apiKeyRecordSchema = z.object({

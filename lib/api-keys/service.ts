@@ -3,6 +3,7 @@ import type { Database, Queryable } from "@/db/client";
 import { apiKeys, hostingAccounts, resellers } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { notFound, validationError } from "@/lib/errors";
+import { containsPattern, paged } from "@/lib/list-query";
 import {
   type ApiKeyListQuery,
   type ApiKeyRecord,
@@ -139,15 +140,17 @@ export async function listApiKeys(
   db: Queryable,
   query: ApiKeyListQuery,
 ): Promise<{ rows: ApiKeyRecord[]; total: number }> {
-  const { search, page, per_page: perPage } = apiKeyListQuerySchema.parse(query);
+  const { search, ...window } = apiKeyListQuerySchema.parse(query);
   let where: SQL | undefined;
   if (search) {
-    const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    where = or(like(apiKeys.searchText, pattern), eq(apiKeys.secretHash, sha256Hex(search)));
+    // search_text is name and key lower-cased (db/schema/api-keys.ts): a LIKE over it, not ILIKE.
+    where = or(
+      like(apiKeys.searchText, containsPattern(search.toLowerCase())),
+      eq(apiKeys.secretHash, sha256Hex(search)),
+    );
   }
-  const rowsQuery = selectRecords(db).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
   const [rows, [{ total }]] = await Promise.all([
-    perPage === 0 ? rowsQuery : rowsQuery.limit(perPage).offset((page - 1) * perPage),
+    paged(selectRecords(db).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).$dynamic(), window),
     db.select({ total: count() }).from(apiKeys).where(where),
   ]);
   return { rows: rows.map(toRecord), total };

@@ -1,33 +1,79 @@
-import { asc } from "drizzle-orm";
-import { z } from "zod";
+import { asc, count, eq, ilike, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { phpVersions } from "@/db/schema";
+import { domains, phpVersions } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
-import { pgErrorCode, validationError } from "@/lib/errors";
-
-export const addPhpVersionSchema = z.object({
-  version: z.string().trim().regex(/^[0-9]+\.[0-9]+$/, "must look like 8.3"),
-});
-export type AddPhpVersionInput = z.input<typeof addPhpVersionSchema>;
-
-export type PhpVersionRecord = { id: number; version: string };
+import { notFound, pgErrorCode, validationError } from "@/lib/errors";
+import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
+import { type PhpVersionInput, type PhpVersionListRow, type PhpVersionRecord, phpVersionSchema } from "./schemas";
 
 const toRecord = (row: typeof phpVersions.$inferSelect): PhpVersionRecord => ({ id: row.id, version: row.version });
 
-export async function addPhpVersion(db: Database, input: AddPhpVersionInput, actor: Actor): Promise<PhpVersionRecord> {
-  const fields = addPhpVersionSchema.parse(input);
-  try {
-    return await db.transaction(async (tx) => {
+function rethrowDuplicate(error: unknown): never {
+  if (pgErrorCode(error) === "23505") throw validationError("version", "is already installed");
+  throw error;
+}
+
+export async function addPhpVersion(db: Database, input: PhpVersionInput, actor: Actor): Promise<PhpVersionRecord> {
+  const fields = phpVersionSchema.parse(input);
+  return db
+    .transaction(async (tx) => {
       const [row] = await tx.insert(phpVersions).values(fields).returning();
       await recordAudit(tx, actor, { action: "php_version.add", targetType: "php_version", targetId: row.id });
       return toRecord(row);
-    });
-  } catch (error) {
-    if (pgErrorCode(error) === "23505") throw validationError("version", "is already installed");
-    throw error;
-  }
+    })
+    .catch(rethrowDuplicate);
+}
+
+/** Corrects a version's number; the domains using it keep it (they refer to it by id). */
+export async function updatePhpVersion(db: Database, id: number, input: PhpVersionInput, actor: Actor): Promise<PhpVersionRecord> {
+  const fields = phpVersionSchema.parse(input);
+  return db
+    .transaction(async (tx) => {
+      const [before] = await tx.select().from(phpVersions).where(eq(phpVersions.id, id)).for("update");
+      if (!before) throw notFound("PHP version");
+      const [row] = await tx.update(phpVersions).set(fields).where(eq(phpVersions.id, id)).returning();
+      await recordAudit(tx, actor, {
+        action: "php_version.update",
+        targetType: "php_version",
+        targetId: id,
+        details: { version: { from: before.version, to: row.version } },
+      });
+      return toRecord(row);
+    })
+    .catch(rethrowDuplicate);
+}
+
+export async function getPhpVersion(db: Queryable, id: number): Promise<PhpVersionRecord> {
+  const [row] = await db.select().from(phpVersions).where(eq(phpVersions.id, id));
+  if (!row) throw notFound("PHP version");
+  return toRecord(row);
 }
 
 export async function listPhpVersions(db: Queryable): Promise<PhpVersionRecord[]> {
   return (await db.select().from(phpVersions).orderBy(asc(phpVersions.version))).map(toRecord);
+}
+
+/** The admin list: searched by version, numerically ordered (8.3 before 8.10), with the domains using each. */
+export async function listPhpVersionsPage(db: Queryable, query: ListQuery): Promise<ListPage<PhpVersionListRow>> {
+  const { search, ...window } = listQuerySchema.parse(query);
+  const where = search ? ilike(phpVersions.version, containsPattern(search)) : undefined;
+  const rowsQuery = db
+    .select({ php: phpVersions, domainCount: count(domains.id) })
+    .from(phpVersions)
+    .leftJoin(domains, eq(domains.phpVersionId, phpVersions.id))
+    .where(where)
+    .groupBy(phpVersions.id)
+    // Major, then minor, compared as padded text: numeric order without a cast that a row
+    // written outside the panel could make fail.
+    .orderBy(
+      sql`lpad(split_part(${phpVersions.version}, '.', 1), 6, '0')`,
+      sql`lpad(split_part(${phpVersions.version}, '.', 2), 6, '0')`,
+      phpVersions.version,
+    )
+    .$dynamic();
+  const [rows, [{ total }]] = await Promise.all([
+    paged(rowsQuery, window),
+    db.select({ total: count() }).from(phpVersions).where(where),
+  ]);
+  return { rows: rows.map((row) => ({ ...toRecord(row.php), domain_count: row.domainCount })), total };
 }

@@ -1,9 +1,20 @@
 import { z } from "zod";
+import type { planSchema } from "@/lib/accounts/schemas";
 
-const quota = z.number().int().min(0).max(1_000_000).nullable();
+// Quotas: null means unlimited.
+const quota = z.number("must be a number").int("must be a whole number").min(0, "must be 0 or more").max(1_000_000, "must be at most 1000000").nullable();
 
-export const createPlanSchema = z.object({
-  name: z.string().trim().min(1).max(64),
+const planFields = z.object({
+  name: z.string().trim().min(1, "is required").max(64, "must be at most 64 characters"),
+  max_databases: quota,
+  max_database_users: quota,
+  max_domains: quota,
+  max_dns_records: quota,
+  disk_mb: quota,
+});
+
+/** Create (CLI, admin UI): a quota left out is unlimited. */
+export const createPlanSchema = planFields.extend({
   max_databases: quota.default(null),
   max_database_users: quota.default(null),
   max_domains: quota.default(null),
@@ -12,5 +23,11 @@ export const createPlanSchema = z.object({
 });
 export type CreatePlanInput = z.input<typeof createPlanSchema>;
 
-export const updatePlanSchema = createPlanSchema.partial();
+/** Partial update: a field left out keeps its value (no defaults here, so none is reset). */
+export const updatePlanSchema = planFields.partial();
 export type UpdatePlanInput = z.input<typeof updatePlanSchema>;
+
+export type PlanRecord = z.infer<typeof planSchema>;
+
+/** A row of the admin list: the plan and how many hosting accounts are on it. */
+export type PlanListRow = PlanRecord & { account_count: number };

@@ -1,13 +1,20 @@
-import { asc, eq } from "drizzle-orm";
+import { asc, count, eq, ilike } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { plans } from "@/db/schema";
-import type { planSchema } from "@/lib/accounts/schemas";
+import { DEFAULT_PLAN_NAME } from "@/db/prepare";
+import { hostingAccounts, plans } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
-import type { z } from "zod";
-import { type CreatePlanInput, createPlanSchema, type UpdatePlanInput, updatePlanSchema } from "./schemas";
+import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
+import {
+  type CreatePlanInput,
+  createPlanSchema,
+  type PlanListRow,
+  type PlanRecord,
+  type UpdatePlanInput,
+  updatePlanSchema,
+} from "./schemas";
 
-export type PlanRecord = z.infer<typeof planSchema>;
+export type { PlanRecord } from "./schemas";
 
 export const toPlanRecord = (row: typeof plans.$inferSelect): PlanRecord => ({
   id: row.id,
@@ -44,12 +51,17 @@ export async function createPlan(db: Database, input: CreatePlanInput, actor: Ac
     .catch(rethrowDuplicate);
 }
 
+/** Partial update. The default plan keeps its name: accounts created without a plan get it by name. */
 export async function updatePlan(db: Database, id: number, input: UpdatePlanInput, actor: Actor): Promise<PlanRecord> {
   const fields = updatePlanSchema.parse(input);
   return db
     .transaction(async (tx) => {
+      const [current] = await tx.select().from(plans).where(eq(plans.id, id)).for("update");
+      if (!current) throw notFound("Plan");
+      if (current.name === DEFAULT_PLAN_NAME && fields.name !== undefined && fields.name !== DEFAULT_PLAN_NAME) {
+        throw validationError("name", "of the default plan cannot change: accounts created without a plan get it by this name");
+      }
       const [row] = await tx.update(plans).set(columnsOf(fields)).where(eq(plans.id, id)).returning();
-      if (!row) throw notFound("Plan");
       await recordAudit(tx, actor, { action: "plan.update", targetType: "plan", targetId: id });
       return toPlanRecord(row);
     })
@@ -58,6 +70,25 @@ export async function updatePlan(db: Database, id: number, input: UpdatePlanInpu
 
 export async function listPlans(db: Queryable): Promise<PlanRecord[]> {
   return (await db.select().from(plans).orderBy(asc(plans.name))).map(toPlanRecord);
+}
+
+/** The admin list: searched by name, paged, with the number of accounts on each plan. */
+export async function listPlansPage(db: Queryable, query: ListQuery): Promise<ListPage<PlanListRow>> {
+  const { search, ...window } = listQuerySchema.parse(query);
+  const where = search ? ilike(plans.name, containsPattern(search)) : undefined;
+  const rowsQuery = db
+    .select({ plan: plans, accountCount: count(hostingAccounts.id) })
+    .from(plans)
+    .leftJoin(hostingAccounts, eq(hostingAccounts.planId, plans.id))
+    .where(where)
+    .groupBy(plans.id)
+    .orderBy(asc(plans.name))
+    .$dynamic();
+  const [rows, [{ total }]] = await Promise.all([
+    paged(rowsQuery, window),
+    db.select({ total: count() }).from(plans).where(where),
+  ]);
+  return { rows: rows.map((row) => ({ ...toPlanRecord(row.plan), account_count: row.accountCount })), total };
 }
 
 export async function getPlan(db: Queryable, id: number): Promise<PlanRecord> {

@@ -1,45 +1,27 @@
 import type { Metadata } from "next";
+import Link from "next/link";
+import { Breadcrumbs } from "@/components/breadcrumbs";
+import { PageHeader } from "@/components/page-header";
 import { getDb } from "@/db/client";
-import { listAccounts } from "@/lib/accounts/service";
+import { listAccountsPage } from "@/lib/accounts/service";
+import { listQueryFromUrl } from "@/lib/list-query";
+import { AccountsTable } from "./accounts-table";
 
 export const metadata: Metadata = { title: "Hosting accounts" };
 
-export default async function AccountsPage() {
-  const accounts = await listAccounts(await getDb());
+export default async function AccountsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const query = listQueryFromUrl(await searchParams);
+  const { rows, total } = await listAccountsPage(await getDb(), query);
   return (
     <>
-      <h1>Hosting accounts</h1>
-      <p className="muted">
-        Create accounts with <code>npm run panel -- account create --username U --domain D</code>.
-      </p>
-      {accounts.length === 0 ? (
-        <div className="card empty">No hosting accounts yet.</div>
-      ) : (
-        <table className="data">
-          <thead>
-            <tr>
-              <th>Username</th>
-              <th>Domain</th>
-              <th>Plan</th>
-              <th>Status</th>
-              <th>Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {accounts.map((account) => (
-              <tr key={account.id}>
-                <td>{account.username}</td>
-                <td>{account.domain}</td>
-                <td>{account.plan.name}</td>
-                <td>
-                  <span className={`badge ${account.is_suspended ? "off" : "on"}`}>{account.status}</span>
-                </td>
-                <td>{new Date(account.created_at).toLocaleDateString()}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Breadcrumbs trail={[{ label: "Hosting" }, { label: "Hosting accounts" }]} />
+      <PageHeader title="Hosting accounts">
+        <Link className="button primary" href="/admin/accounts/create">
+          Create account
+        </Link>
+      </PageHeader>
+      <p className="muted">Each account has its main domain, its plan&apos;s quotas and, optionally, a reseller that owns it.</p>
+      <AccountsTable rows={rows} total={total} page={query.page} perPage={query.per_page} search={query.search} />
     </>
   );
 }

@@ -1,21 +1,16 @@
 import type { Metadata } from "next";
-import { notFound } from "next/navigation";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { getDb } from "@/db/client";
 import { getApiKey } from "@/lib/api-keys/service";
-import { AppError } from "@/lib/errors";
+import { recordOr404 } from "@/app/admin/record-or-404";
 import { ApiKeyForm } from "../../api-key-form";
 import { keyFormOptions } from "../../form-options";
 
 export const metadata: Metadata = { title: "Edit API key" };
 
 export default async function EditApiKeyPage({ params }: { params: Promise<{ id: string }> }) {
-  const { id } = await params;
-  if (!/^[1-9][0-9]{0,9}$/.test(id)) notFound();
-  const key = await getApiKey(await getDb(), Number(id)).catch((error) => {
-    if (error instanceof AppError && error.code === "NOT_FOUND") notFound();
-    throw error;
-  });
+  const db = await getDb();
+  const key = await recordOr404((await params).id, (id) => getApiKey(db, id));
   return (
     <>
       <Breadcrumbs trail={[{ label: "Settings" }, { label: "Security" }, { label: "API Keys", href: "/admin/settings/api-keys" }, { label: key.name }]} />

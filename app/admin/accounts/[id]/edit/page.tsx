@@ -1,0 +1,52 @@
+import type { Metadata } from "next";
+import { Breadcrumbs } from "@/components/breadcrumbs";
+import { recordOr404 } from "@/app/admin/record-or-404";
+import { getDb } from "@/db/client";
+import { getAccount } from "@/lib/accounts/service";
+import { getReseller } from "@/lib/resellers/service";
+import { AccountAdminForm } from "../../account-forms";
+import { accountFormOptions } from "../../form-options";
+
+export const metadata: Metadata = { title: "Edit hosting account" };
+
+export default async function EditAccountPage({ params }: { params: Promise<{ id: string }> }) {
+  const db = await getDb();
+  const account = await recordOr404((await params).id, (id) => getAccount(db, id));
+  const reseller = account.reseller_id === null ? null : await getReseller(db, account.reseller_id);
+  return (
+    <>
+      <Breadcrumbs trail={[{ label: "Hosting" }, { label: "Hosting accounts", href: "/admin/accounts" }, { label: account.username }]} />
+      <h1>Edit hosting account “{account.username}”</h1>
+      <section className="card summary" aria-label="Account">
+        <div>
+          <div className="muted">Domain</div>
+          <div>{account.domain}</div>
+        </div>
+        <div>
+          <div className="muted">Email</div>
+          <div>{account.email ?? "—"}</div>
+        </div>
+        <div>
+          <div className="muted">Status</div>
+          <div>
+            {account.is_suspended ? <span className="badge off">Suspended</span> : <span className="badge on">Active</span>}
+          </div>
+        </div>
+        <div>
+          <div className="muted">Created</div>
+          <div>{account.created_at.slice(0, 10)}</div>
+        </div>
+      </section>
+      <AccountAdminForm
+        accountId={account.id}
+        initial={{
+          plan: account.plan.name,
+          reseller: reseller?.username ?? null,
+          has_ssh_access: account.has_ssh_access,
+          status: account.status,
+        }}
+        {...await accountFormOptions()}
+      />
+    </>
+  );
+}

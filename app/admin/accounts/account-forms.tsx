@@ -1,0 +1,115 @@
+"use client";
+
+import { AdminForm, CheckboxField, emptyAs, InputField, SelectField, useAdminForm } from "@/components/form";
+import {
+  accountAdminFieldsSchema,
+  type AccountAdminFieldsInput,
+  createAccountSchema,
+} from "@/lib/accounts/schemas";
+import { createAccountAction, updateAccountAction } from "./actions";
+
+interface Options {
+  plans: string[];
+  resellers: string[];
+}
+
+const planChoices = (plans: string[]) => plans.map((plan) => ({ value: plan, label: plan }));
+const resellerChoices = (resellers: string[]) => [
+  { value: "", label: "None" },
+  ...resellers.map((reseller) => ({ value: reseller, label: reseller })),
+];
+
+/** A new account: its login, main domain and contact, then its plan and reseller. */
+export function CreateAccountForm({ plans, resellers }: Options) {
+  const { form, message, onSubmit } = useAdminForm({
+    schema: createAccountSchema,
+    defaultValues: { username: "", domain: "", email: undefined, plan: plans.includes("default") ? "default" : plans[0], reseller: undefined },
+    save: createAccountAction,
+    doneHref: "/admin/accounts",
+  });
+  return (
+    <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Create" cancelHref="/admin/accounts">
+      <fieldset>
+        <legend>Account Details</legend>
+        <div className="form-grid">
+          <InputField
+            form={form}
+            name="username"
+            label="Username"
+            autoComplete="off"
+            hint="A lower-case letter, then letters, digits or _; at most 32. Prefixes the account's databases."
+          />
+          <InputField
+            form={form}
+            name="domain"
+            label="Domain"
+            placeholder="example.com"
+            autoComplete="off"
+            hint="The main domain; its DNS zone is created with it."
+          />
+          <InputField form={form} name="email" label="Email" type="email" autoComplete="off" options={emptyAs(undefined)} hint="Optional." />
+        </div>
+      </fieldset>
+      <fieldset>
+        <legend>Plan and Owner</legend>
+        <div className="form-grid">
+          <SelectField form={form} name="plan" label="Plan" choices={planChoices(plans)} hint="Sets the account's quotas." />
+          <SelectField
+            form={form}
+            name="reseller"
+            label="Reseller"
+            choices={resellerChoices(resellers)}
+            options={emptyAs(undefined)}
+            hint="A reseller's API key reaches only its own accounts; with none, only admin keys reach this one."
+          />
+        </div>
+      </fieldset>
+    </AdminForm>
+  );
+}
+
+/** The admin-only fields of an existing account. */
+export function AccountAdminForm({ accountId, initial, plans, resellers }: Options & { accountId: number; initial: AccountAdminFieldsInput }) {
+  const { form, message, onSubmit } = useAdminForm({
+    schema: accountAdminFieldsSchema,
+    defaultValues: initial,
+    save: (values) => updateAccountAction(accountId, values),
+    doneHref: "/admin/accounts",
+  });
+  const suspended = form.watch("status") === "suspended";
+  return (
+    <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Save Changes" cancelHref="/admin/accounts">
+      <fieldset>
+        <legend>Plan and Owner</legend>
+        <div className="form-grid">
+          <SelectField form={form} name="plan" label="Plan" choices={planChoices(plans)} hint="Sets the account's quotas." />
+          <SelectField
+            form={form}
+            name="reseller"
+            label="Reseller"
+            choices={resellerChoices(resellers)}
+            options={emptyAs(null)}
+            hint="A reseller's API key reaches only its own accounts; with none, only admin keys reach this one."
+          />
+        </div>
+      </fieldset>
+      <fieldset>
+        <legend>Access</legend>
+        <CheckboxField form={form} name="has_ssh_access" label="SSH access" hint="Whether the account may log in over SSH." />
+        <SelectField
+          form={form}
+          name="status"
+          label="Status"
+          choices={[
+            { value: "active", label: "Active" },
+            { value: "suspended", label: "Suspended" },
+          ]}
+          hint="A suspended account's own API keys are refused at once; admin and reseller keys can still act on it."
+        />
+        {suspended && initial.status !== "suspended" && (
+          <p className="notice">Saving suspends this account: its own API keys stop working on their next request.</p>
+        )}
+      </fieldset>
+    </AdminForm>
+  );
+}

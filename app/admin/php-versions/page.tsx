@@ -1,0 +1,29 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { Breadcrumbs } from "@/components/breadcrumbs";
+import { PageHeader } from "@/components/page-header";
+import { getDb } from "@/db/client";
+import { listQueryFromUrl } from "@/lib/list-query";
+import { listPhpVersionsPage } from "@/lib/php/service";
+import { PhpVersionsTable } from "./php-versions-table";
+
+export const metadata: Metadata = { title: "PHP versions" };
+
+export default async function PhpVersionsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const query = listQueryFromUrl(await searchParams);
+  const { rows, total } = await listPhpVersionsPage(await getDb(), query);
+  return (
+    <>
+      <Breadcrumbs trail={[{ label: "Hosting" }, { label: "PHP versions" }]} />
+      <PageHeader title="PHP versions">
+        <Link className="button primary" href="/admin/php-versions/create">
+          Add PHP version
+        </Link>
+      </PageHeader>
+      <p className="muted">
+        The versions accounts can choose for their domains (<code>POST /api/client/account/configure-php</code>).
+      </p>
+      <PhpVersionsTable rows={rows} total={total} page={query.page} perPage={query.per_page} search={query.search} />
+    </>
+  );
+}

@@ -1,0 +1,241 @@
+"use client";
+
+import { zodResolver } from "@hookform/resolvers/zod";
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { type BaseSyntheticEvent, type InputHTMLAttributes, type ReactNode, useState } from "react";
+import {
+  type DefaultValues,
+  type FieldValues,
+  type Path,
+  type RegisterOptions,
+  useForm,
+  type UseFormReturn,
+} from "react-hook-form";
+import type { z } from "zod";
+import type { FormState } from "@/lib/admin-session/form-state";
+
+// The admin pages' form pattern: react-hook-form checks the values with the lib/ zod schema the
+// service uses, the server action parses them again and answers with errors per field, and each
+// error is shown at its field. On success the page goes back to its list.
+
+type AnyForm<Values extends FieldValues> = UseFormReturn<Values, unknown, unknown>;
+
+/**
+ * A form on `schema` whose submit calls `save` (a server action). Server-side field errors land
+ * at their fields, any other message above the form; success goes to `doneHref`.
+ */
+export function useAdminForm<Schema extends z.ZodType<unknown, FieldValues>>({
+  schema,
+  defaultValues,
+  save,
+  doneHref,
+}: {
+  schema: Schema;
+  defaultValues: DefaultValues<z.input<Schema>>;
+  save: (values: z.output<Schema>) => Promise<FormState>;
+  doneHref: string;
+}) {
+  type Values = z.input<Schema>;
+  const router = useRouter();
+  const [message, setMessage] = useState<string | null>(null);
+  const form = useForm<Values, unknown, z.output<Schema>>({
+    resolver: zodResolver(schema),
+    defaultValues,
+  });
+  const onSubmit = form.handleSubmit(async (values) => {
+    const result = await save(values);
+    if (result) {
+      // Errors of the form's own fields are shown there (the first one focused); only the rest
+      // goes above the form.
+      const fields = new Set(Object.keys(form.getValues()));
+      const elsewhere: string[] = [];
+      let placed = 0;
+      for (const [path, messages] of Object.entries(result.fieldErrors ?? {})) {
+        const field = path.split(".")[0];
+        if (!fields.has(field)) {
+          elsewhere.push(...messages.map((message) => sentence(path, message)));
+          continue;
+        }
+        form.setError(field as Path<Values>, { message: messages.join(" ") }, { shouldFocus: placed === 0 });
+        placed += 1;
+      }
+      setMessage(elsewhere.length ? elsewhere.join(" ") : placed ? null : (result.error ?? null));
+      return;
+    }
+    setMessage(null);
+    router.push(doneHref);
+    router.refresh();
+  });
+  return { form, message, onSubmit };
+}
+
+/**
+ * A field's error as a sentence: the services' and schemas' messages are predicates written to
+ * follow the field's name ("is already a plan"), so they get the label in front.
+ */
+const sentence = (label: string, message: string) => (/^[a-z]/.test(message) ? `${label} ${message}` : message);
+
+function FieldFrame({ id, label, hint, error, children }: { id: string; label: string; hint?: ReactNode; error?: string; children: ReactNode }) {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children}
+      {hint && (
+        <p className="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p className="error" id={`${id}-error`}>
+          {sentence(label, error)}
+        </p>
+      )}
+    </div>
+  );
+}
+
+function describedBy(id: string, hint: unknown, error: unknown) {
+  return [hint ? `${id}-hint` : "", error ? `${id}-error` : ""].filter(Boolean).join(" ") || undefined;
+}
+
+const errorOf = <Values extends FieldValues>(form: AnyForm<Values>, name: Path<Values>) =>
+  form.formState.errors[name]?.message as string | undefined;
+
+/** A labelled text, email or number input bound to `name`, its error below it. */
+export function InputField<Values extends FieldValues>({
+  form,
+  name,
+  label,
+  hint,
+  options,
+  ...input
+}: {
+  form: AnyForm<Values>;
+  name: Path<Values>;
+  label: string;
+  hint?: ReactNode;
+  options?: RegisterOptions<Values, Path<Values>>;
+} & Omit<InputHTMLAttributes<HTMLInputElement>, "name" | "form">) {
+  const error = errorOf(form, name);
+  return (
+    <FieldFrame id={name} label={label} hint={hint} error={error}>
+      <input
+        id={name}
+        type="text"
+        {...input}
+        {...form.register(name, options)}
+        aria-invalid={Boolean(error)}
+        aria-describedby={describedBy(name, hint, error)}
+      />
+    </FieldFrame>
+  );
+}
+
+/** A labelled select bound to `name`; the empty value (when offered) reads as null or undefined. */
+export function SelectField<Values extends FieldValues>({
+  form,
+  name,
+  label,
+  hint,
+  choices,
+  options,
+}: {
+  form: AnyForm<Values>;
+  name: Path<Values>;
+  label: string;
+  hint?: ReactNode;
+  choices: { value: string; label: string }[];
+  options?: RegisterOptions<Values, Path<Values>>;
+}) {
+  const error = errorOf(form, name);
+  return (
+    <FieldFrame id={name} label={label} hint={hint} error={error}>
+      <select id={name} {...form.register(name, options)} aria-invalid={Boolean(error)} aria-describedby={describedBy(name, hint, error)}>
+        {choices.map((choice) => (
+          <option key={choice.value} value={choice.value}>
+            {choice.label}
+          </option>
+        ))}
+      </select>
+    </FieldFrame>
+  );
+}
+
+/** A checkbox whose label is the text beside it. */
+export function CheckboxField<Values extends FieldValues>({
+  form,
+  name,
+  label,
+  hint,
+}: {
+  form: AnyForm<Values>;
+  name: Path<Values>;
+  label: string;
+  hint?: ReactNode;
+}) {
+  const error = errorOf(form, name);
+  return (
+    <div className="field">
+      <label className="check">
+        <input type="checkbox" {...form.register(name)} aria-describedby={describedBy(name, hint, error)} /> {label}
+      </label>
+      {hint && (
+        <p className="hint" id={`${name}-hint`}>
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p className="error" id={`${name}-error`}>
+          {sentence(label, error)}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** The form element: the message of a refused save on top, then the fields, then the buttons. */
+export function AdminForm<Values extends FieldValues>({
+  form,
+  message,
+  onSubmit,
+  submitLabel,
+  cancelHref,
+  children,
+}: {
+  form: AnyForm<Values>;
+  message: string | null;
+  onSubmit: (event?: BaseSyntheticEvent) => Promise<void>;
+  submitLabel: string;
+  cancelHref: string;
+  children: ReactNode;
+}) {
+  return (
+    <form onSubmit={onSubmit} noValidate className="form">
+      {message && (
+        <p className="alert" role="alert">
+          {message}
+        </p>
+      )}
+      {children}
+      <div className="actions">
+        <button className="primary" type="submit" disabled={form.formState.isSubmitting}>
+          {submitLabel}
+        </button>
+        <Link className="button" href={cancelHref}>
+          Cancel
+        </Link>
+      </div>
+    </form>
+  );
+}
+
+/** register() options for an optional select or input: "" is "none" (null) or "left out" (undefined). */
+export const emptyAs = <Empty extends null | undefined>(empty: Empty) => ({
+  setValueAs: (value: unknown) => (value === "" || value === undefined || value === null ? empty : value),
+});
+
+/** register() options for a number input where empty means null (e.g. an unlimited quota). */
+export const numberOrNull = {
+  setValueAs: (value: unknown) => (value === "" || value === undefined || value === null ? null : Number(value)),
+};

@@ -1,0 +1,197 @@
+import { expect, type Page, test } from "@playwright/test";
+import { api, screenshot, signIn, state } from "./support";
+
+// Plans, resellers, PHP versions and hosting accounts through their admin pages: list, create,
+// edit, errors at their fields, and an account suspended in the UI refused by the API at once.
+// Serial: the account uses the plan and the reseller made before it.
+
+test.describe.configure({ mode: "serial" });
+
+const rows = (page: Page) => page.locator("table.data tbody tr");
+const row = (page: Page, text: string) => rows(page).filter({ hasText: text });
+
+test.beforeEach(async ({ page }) => {
+  await signIn(page);
+});
+
+test("plans: create with quotas, a duplicate name is refused at its field, edit", async ({ page }) => {
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Plans" }).click();
+  await expect(page.getByRole("heading", { name: "Plans" })).toBeVisible();
+  await expect(row(page, "default")).toContainText("Unlimited");
+  await screenshot(page, "plans-list");
+
+  await page.getByRole("link", { name: "Create plan" }).click();
+  await expect(page.getByRole("heading", { name: "Create plan" })).toBeVisible();
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  await expect(page.getByText("Name is required")).toBeVisible();
+  await expect(page.getByLabel("Name", { exact: true })).toHaveAttribute("aria-invalid", "true");
+  await page.getByLabel("Name", { exact: true }).fill("Business");
+  await page.getByLabel("Databases", { exact: true }).fill("10");
+  await page.getByLabel("Disk space (MB)").fill("2048");
+  await screenshot(page, "plan-create");
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  await expect(page).toHaveURL(/\/admin\/plans$/);
+  await expect(row(page, "Business")).toContainText("2,048 MB");
+  await expect(row(page, "Business")).toContainText("10");
+
+  await page.goto(`${state().baseUrl}/admin/plans/create`);
+  await page.getByLabel("Name", { exact: true }).fill("Business");
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  await expect(page.locator("#name-error")).toHaveText("Name is already a plan");
+  await expect(page.locator("p.alert"), "the error is at its field, not repeated above").toHaveCount(0);
+  await expect(page.getByLabel("Name", { exact: true })).toBeFocused();
+  await expect(page.getByLabel("Name", { exact: true })).toHaveAttribute("aria-invalid", "true");
+  await expect(page.getByRole("button", { name: "Create", exact: true })).toBeEnabled();
+  await screenshot(page, "plan-create-duplicate");
+
+  await page.goto(`${state().baseUrl}/admin/plans`);
+  await page.getByRole("link", { name: "Edit Business" }).click();
+  await expect(page.getByRole("heading", { name: "Edit plan “Business”" })).toBeVisible();
+  await expect(page.getByLabel("Databases", { exact: true })).toHaveValue("10");
+  await screenshot(page, "plan-edit");
+  await page.getByLabel("Databases", { exact: true }).fill("25");
+  await page.getByLabel("DNS records").fill("500");
+  await page.getByRole("button", { name: "Save Changes" }).click();
+  await expect(page).toHaveURL(/\/admin\/plans$/);
+  await expect(row(page, "Business")).toContainText("25");
+  await expect(row(page, "Business")).toContainText("500");
+});
+
+test("resellers: create, a bad username is refused at its field, rename", async ({ page }) => {
+  await page.goto(`${state().baseUrl}/admin/resellers`);
+  await expect(page.getByText("No resellers yet")).toBeVisible();
+  await page.getByRole("link", { name: "Create reseller" }).click();
+  await expect(page.getByRole("heading", { name: "Create reseller" })).toBeVisible();
+  await page.getByLabel("Username").fill("9lives");
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  await expect(page.locator("#username-error")).toHaveText(/^Username must start with a letter/);
+  await page.getByLabel("Username").fill("acme");
+  await screenshot(page, "reseller-create");
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  await expect(page).toHaveURL(/\/admin\/resellers$/);
+  await expect(row(page, "acme")).toBeVisible();
+  await screenshot(page, "resellers-list");
+
+  await page.getByRole("link", { name: "Edit acme" }).click();
+  await expect(page.getByRole("heading", { name: "Edit reseller “acme”" })).toBeVisible();
+  await expect(page.getByLabel("Username")).toHaveValue("acme");
+  await screenshot(page, "reseller-edit");
+  await page.getByLabel("Username").fill("acme_hosting");
+  await page.getByRole("button", { name: "Save Changes" }).click();
+  await expect(page).toHaveURL(/\/admin\/resellers$/);
+  await expect(row(page, "acme_hosting")).toBeVisible();
+});
+
+test("PHP versions: add two, a duplicate edit is refused at its field, edit", async ({ page }) => {
+  await page.goto(`${state().baseUrl}/admin/php-versions`);
+  for (const version of ["8.3", "8.4"]) {
+    await page.getByRole("link", { name: "Add PHP version" }).click();
+    await expect(page.getByRole("heading", { name: "Add PHP version" })).toBeVisible();
+    await page.getByLabel("Version", { exact: true }).fill(version);
+    if (version === "8.3") await screenshot(page, "php-version-create");
+    await page.getByRole("button", { name: "Add", exact: true }).click();
+    await expect(page).toHaveURL(/\/admin\/php-versions$/);
+  }
+  await expect(rows(page)).toHaveText([/PHP 8\.3/, /PHP 8\.4/]);
+  await screenshot(page, "php-versions-list");
+
+  await page.getByRole("link", { name: "Edit PHP 8.4" }).click();
+  await expect(page.getByRole("heading", { name: "Edit PHP 8.4" })).toBeVisible();
+  await page.getByLabel("Version", { exact: true }).fill("8.3");
+  await page.getByRole("button", { name: "Save Changes" }).click();
+  await expect(page.locator("#version-error")).toHaveText("Version is already installed");
+  await screenshot(page, "php-version-edit");
+  await page.getByLabel("Version", { exact: true }).fill("8.5");
+  await page.getByRole("button", { name: "Save Changes" }).click();
+  await expect(page).toHaveURL(/\/admin\/php-versions$/);
+  await expect(rows(page)).toHaveText([/PHP 8\.3/, /PHP 8\.5/]);
+});
+
+test("accounts: create on a plan with a reseller; suspend in Edit → its key gets 403 at once; reactivate → 200", async ({ page }) => {
+  const { baseUrl, adminKey } = state();
+  await page.goto(`${baseUrl}/admin/accounts`);
+  await page.getByRole("link", { name: "Create account" }).click();
+  await expect(page.getByRole("heading", { name: "Create hosting account" })).toBeVisible();
+  await expect(page.getByLabel("Plan")).toHaveValue("default");
+  await page.getByLabel("Username").fill("shopper");
+  await page.getByLabel("Domain").fill("not a domain");
+  await page.getByLabel("Plan").selectOption("Business");
+  await page.getByLabel("Reseller").selectOption("acme_hosting");
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  await expect(page.locator("#domain-error")).toHaveText("Domain is not a valid domain name");
+  await page.getByLabel("Domain").fill("shop.example");
+  await page.getByLabel("Email").fill("owner@shop.example");
+  await screenshot(page, "account-create");
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  await expect(page).toHaveURL(/\/admin\/accounts$/);
+  const shopper = row(page, "shopper");
+  await expect(shopper).toContainText("shop.example");
+  await expect(shopper).toContainText("Business");
+  await expect(shopper).toContainText("acme_hosting");
+  await expect(shopper).toContainText("Active");
+  await screenshot(page, "accounts-list");
+
+  // A key of the account itself, made in the API-key form.
+  await page.goto(`${baseUrl}/admin/settings/api-keys/create`);
+  await page.getByLabel("Name").fill("Shopper's deploy script");
+  await page.getByLabel("Who the key acts for").selectOption("account");
+  await page.getByLabel("Hosting account").selectOption({ label: "shopper" });
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  const accountKey = {
+    key: (await page.getByTestId("created-key").textContent())!,
+    secret: (await page.getByTestId("created-secret").textContent())!,
+  };
+  const before = await api("/api/client/account", accountKey);
+  expect(before.status).toBe(200);
+  const account = await before.json();
+  expect(account).toMatchObject({ username: "shopper", status: "active", has_ssh_access: false, plan: { name: "Business", max_databases: 25 } });
+
+  await page.goto(`${baseUrl}/admin/accounts`);
+  await page.getByRole("link", { name: "Edit shopper" }).click();
+  await expect(page.getByRole("heading", { name: "Edit hosting account “shopper”" })).toBeVisible();
+  await expect(page.getByLabel("Plan")).toHaveValue("Business");
+  await expect(page.getByLabel("Reseller")).toHaveValue("acme_hosting");
+  await page.getByLabel("SSH access").check();
+  await page.getByLabel("Reseller").selectOption("");
+  await page.getByLabel("Status").selectOption("suspended");
+  await expect(page.getByText("Saving suspends this account")).toBeVisible();
+  await screenshot(page, "account-edit");
+  await page.getByRole("button", { name: "Save Changes" }).click();
+  await expect(page).toHaveURL(/\/admin\/accounts$/);
+  await expect(row(page, "shopper")).toContainText("Suspended");
+
+  const suspended = await api("/api/client/account", accountKey);
+  expect(suspended.status).toBe(403);
+  expect((await suspended.json()).error).toBe("This hosting account is suspended");
+  // DESIGN.md: admin and reseller keys may still act on a suspended account (and see it so).
+  const asAdmin = await api("/api/client/account", adminKey, "shopper");
+  expect(asAdmin.status).toBe(200);
+  expect(await asAdmin.json()).toMatchObject({ status: "suspended", is_suspended: true, has_ssh_access: true, reseller_id: null });
+
+  await page.getByRole("link", { name: "Edit shopper" }).click();
+  await expect(page.getByRole("heading", { name: "Edit hosting account “shopper”" })).toBeVisible();
+  await page.getByLabel("Status").selectOption("active");
+  await page.getByRole("button", { name: "Save Changes" }).click();
+  await expect(row(page, "shopper")).toContainText("Active");
+  expect((await api("/api/client/account", accountKey)).status).toBe(200);
+
+  // The key list stays as the other specs expect it.
+  await page.goto(`${baseUrl}/admin/settings/api-keys?search=Shopper`);
+  page.once("dialog", (dialog) => void dialog.accept());
+  await page.getByRole("button", { name: "Delete Shopper's deploy script" }).click();
+  await expect(page.getByText("No API key matches")).toBeVisible();
+});
+
+test("the lists search in the URL and fit a phone's screen", async ({ page }) => {
+  await page.goto(`${state().baseUrl}/admin/accounts?search=shop`);
+  await expect(rows(page)).toHaveCount(1);
+  await page.getByLabel("Search by username, domain or email").fill("nobody-here");
+  await expect(page).toHaveURL(/search=nobody-here/);
+  await expect(page.getByText("No hosting account matches “nobody-here”")).toBeVisible();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`${state().baseUrl}/admin/accounts`);
+  await expect(rows(page)).toHaveCount(2);
+  await screenshot(page, "accounts-list-phone");
+  await page.goto(`${state().baseUrl}/admin/plans/create`);
+  await screenshot(page, "plan-create-phone");
+});

@@ -1,0 +1,32 @@
+import type { PgSelect } from "drizzle-orm/pg-core";
+import { z } from "zod";
+
+// The query of every admin list (components/data-table.tsx keeps it in the URL): a search string,
+// a page and a page size, searched and paged by the database.
+
+export const listQuerySchema = z.object({
+  search: z.string().trim().max(200).default(""),
+  page: z.coerce.number().int().min(1).default(1),
+  // 0 = All.
+  per_page: z.coerce
+    .number()
+    .int()
+    .refine((size) => [0, 5, 10, 25, 50].includes(size), "must be 5, 10, 25, 50 or 0 (all)")
+    .default(10),
+});
+export type ListQuery = z.input<typeof listQuerySchema>;
+export type ListPage<Row> = { rows: Row[]; total: number };
+
+/** A page's query from the URL; a malformed one falls back to the first page, unfiltered. */
+export function listQueryFromUrl(searchParams: Record<string, string | string[] | undefined>) {
+  const parsed = listQuerySchema.safeParse(searchParams);
+  return parsed.success ? parsed.data : listQuerySchema.parse({});
+}
+
+/** A LIKE/ILIKE pattern matching `search` anywhere, its wildcards taken literally. */
+export const containsPattern = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** Applies page and page size (0 = all) to a select made with `.$dynamic()`. */
+export function paged<Select extends PgSelect>(select: Select, { page, per_page: perPage }: { page: number; per_page: number }) {
+  return perPage === 0 ? select : select.limit(perPage).offset((page - 1) * perPage);
+}

@@ -1,0 +1,16 @@
+import { z } from "zod";
+
+/** Create and rename (CLI, admin UI): the reseller's login name. */
+export const resellerSchema = z.object({
+  username: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .regex(/^[a-z][a-z0-9_]{0,31}$/, "must start with a letter; letters, digits and _ only; at most 32"),
+});
+export type ResellerInput = z.input<typeof resellerSchema>;
+
+export type ResellerRecord = { id: number; username: string; created_at: string };
+
+/** A row of the admin list: the reseller and how many hosting accounts it owns. */
+export type ResellerListRow = ResellerRecord & { account_count: number };
