@@ -195,6 +195,10 @@ for (const backend of testBackends()) {
       assert.deepEqual(Object.keys(response.body.components.securitySchemes).sort(), ["ApiKeyAuth", "ApiSecretAuth"]);
       assert.ok(response.body.paths["/api/client/database-users/{id}/databases/{database_id}"].delete);
       assert.ok(response.body.paths["/api/metrics/clear-cache"].post.requestBody);
+      // Every 422 carries `errors` (DESIGN.md "HTTP contract"); the document says so.
+      const validation = response.body.paths["/api/client/databases"].post.responses["422"];
+      assert.equal(validation.content["application/json"].schema.$ref, "#/components/schemas/ValidationError");
+      assert.deepEqual(response.body.components.schemas.ValidationError.required, ["error", "errors"]);
     });
 
   });
