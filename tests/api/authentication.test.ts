@@ -199,6 +199,12 @@ for (const backend of testBackends()) {
       const validation = response.body.paths["/api/client/databases"].post.responses["422"];
       assert.equal(validation.content["application/json"].schema.$ref, "#/components/schemas/ValidationError");
       assert.deepEqual(response.body.components.schemas.ValidationError.required, ["error", "errors"]);
+      // SPEC.md "DNS records": type is one of A, AAAA, CNAME, MX, TXT, SRV, NS (SOA is answered 403).
+      const types = ["A", "AAAA", "CNAME", "MX", "TXT", "SRV", "NS"];
+      const dns = response.body.paths["/api/client/dns-records"].post.requestBody.content["application/json"].schema;
+      assert.deepEqual(dns.properties.type.enum, types);
+      const dnsUpdate = response.body.paths["/api/client/dns-records/{id}"].put.requestBody.content["application/json"].schema;
+      assert.deepEqual(dnsUpdate.properties.type.enum, types);
     });
 
   });
