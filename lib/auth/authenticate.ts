@@ -75,6 +75,8 @@ export async function authenticate(
   return { principal, account: await resolveAccount(key, headers.hostingAccount) };
 }
 
+const MAX_ID = 2_147_483_647;
+
 async function resolveAccount(key: CachedKey, header: string | null): Promise<AccountRef> {
   if (key.scope === "account") {
     const account = await findAccount(key.accountId!);
@@ -87,7 +89,8 @@ async function resolveAccount(key: CachedKey, header: string | null): Promise<Ac
     throw new AuthFailure(400, "Name the hosting account in the X-Hosting-Account header (id or username)");
   }
   const ref = /^[0-9]{1,10}$/.test(named) ? Number(named) : named.toLowerCase();
-  const account = await findAccount(ref);
+  // Ids are 32-bit: a larger number names no account (never a query the database refuses).
+  const account = typeof ref === "number" && ref > MAX_ID ? null : await findAccount(ref);
   if (!account || (key.scope === "reseller" && account.resellerId !== key.resellerId)) {
     throw new AuthFailure(404, "Hosting account not found");
   }

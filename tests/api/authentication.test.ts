@@ -135,6 +135,12 @@ for (const backend of testBackends()) {
       assert.deepEqual(foreign.body, unknownId.body);
       const own = await apiClient(url(), env.seed.resellerKey, "alice").get("/api/client/account");
       assert.equal(own.status, 200);
+      // An id beyond any account's (past the 32-bit ids) names no account either: the same 404.
+      for (const id of ["2147483648", "9999999999"]) {
+        const huge = await apiClient(url(), env.seed.adminKey, id).get("/api/client/account");
+        assert.equal(huge.status, 404, id);
+        assert.deepEqual(huge.body, unknownId.body, id);
+      }
     });
 
     test("an account key ignores X-Hosting-Account and acts on its own account", async () => {
