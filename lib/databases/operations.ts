@@ -30,7 +30,7 @@ export const databaseOperations = {
     body: createDatabaseBodySchema,
     response: databaseRecordSchema,
     successStatus: 201,
-    errorStatuses: [400, 422, 503],
+    errorStatuses: [400, 422],
   }),
   get: defineOperation({
     operationId: "getDatabase",
@@ -54,7 +54,7 @@ export const databaseOperations = {
     params: idParams,
     response: messageResponse,
     successStatus: 200,
-    errorStatuses: [404, 409, 422, 503],
+    errorStatuses: [404, 409, 422],
   }),
 };
 
@@ -80,7 +80,7 @@ export const databaseUserOperations = {
     body: createDatabaseUserBodySchema,
     response: databaseUserRecordSchema,
     successStatus: 201,
-    errorStatuses: [400, 422, 503],
+    errorStatuses: [400, 422],
   }),
   get: defineOperation({
     operationId: "getDatabaseUser",
@@ -104,7 +104,7 @@ export const databaseUserOperations = {
     params: idParams,
     response: messageResponse,
     successStatus: 200,
-    errorStatuses: [404, 409, 422, 503],
+    errorStatuses: [404, 409, 422],
   }),
   assignDatabase: defineOperation({
     operationId: "assignDatabase",
@@ -117,7 +117,7 @@ export const databaseUserOperations = {
     body: assignDatabaseBodySchema,
     response: messageResponse,
     successStatus: 200,
-    errorStatuses: [400, 404, 422, 503],
+    errorStatuses: [400, 404, 422],
   }),
   detachDatabase: defineOperation({
     operationId: "detachDatabase",
@@ -129,6 +129,6 @@ export const databaseUserOperations = {
     params: z.object({ id: idParam, database_id: idParam }),
     response: messageResponse,
     successStatus: 200,
-    errorStatuses: [404, 422, 503],
+    errorStatuses: [404, 422],
   }),
 };

@@ -94,7 +94,7 @@ export async function listDatabases(db: Queryable, accountId: number) {
     .from(customerDatabases)
     .where(eq(customerDatabases.accountId, accountId))
     .orderBy(asc(customerDatabases.id));
-  if (rows.length === 0) throw notFound("No databases found");
+  if (rows.length === 0) throw new AppError("NOT_FOUND", "No databases found");
   return toDatabaseRecords(db, rows);
 }
 
@@ -187,7 +187,7 @@ export async function listDatabaseUsers(db: Queryable, accountId: number) {
     .from(databaseUsers)
     .where(eq(databaseUsers.accountId, accountId))
     .orderBy(asc(databaseUsers.id));
-  if (rows.length === 0) throw notFound("No database users found");
+  if (rows.length === 0) throw new AppError("NOT_FOUND", "No database users found");
   return toUserRecords(db, rows);
 }
 

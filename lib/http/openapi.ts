@@ -5,6 +5,13 @@ import { operations } from "./registry";
 const errorSchema = {
   type: "object",
   required: ["error"],
+  properties: { error: { type: "string" } },
+};
+
+/** A 422 always carries `errors`: messages per field (empty when no one field is at fault). */
+const validationErrorSchema = {
+  type: "object",
+  required: ["error", "errors"],
   properties: {
     error: { type: "string" },
     errors: { type: "object", additionalProperties: { type: "array", items: { type: "string" } } },
@@ -67,7 +74,9 @@ function operationObject(operation: Operation) {
   for (const status of [...statuses].sort()) {
     responses[status] = {
       description: statusText[status] ?? "Error",
-      content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+      content: {
+        "application/json": { schema: { $ref: `#/components/schemas/${status === 422 ? "ValidationError" : "Error"}` } },
+      },
     };
   }
   return {
@@ -104,7 +113,7 @@ export function buildOpenApiDocument(serverUrl: string) {
     servers: [{ url: serverUrl }],
     paths,
     components: {
-      schemas: { Error: errorSchema },
+      schemas: { Error: errorSchema, ValidationError: validationErrorSchema },
       securitySchemes: {
         ApiKeyAuth: { type: "apiKey", in: "header", name: "X-API-Key" },
         ApiSecretAuth: { type: "apiKey", in: "header", name: "X-API-Secret" },

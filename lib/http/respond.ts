@@ -17,13 +17,17 @@ export function json(body: unknown, status = 200, headers?: HeadersInit): Respon
   return Response.json(body, { status, headers });
 }
 
-/** Every error body: `{ error }`, and on 422 `errors` per field. */
+/**
+ * Every error body: `{ error }`; a 422 always adds `errors` per field (DESIGN.md "HTTP
+ * contract"), empty when the failure is not one field's (GoAccess, the database server).
+ */
 export function errorResponse(
   status: number,
   message: string,
   errors?: FieldErrors,
   headers?: HeadersInit,
 ): Response {
+  if (status === 422) errors ??= {};
   return json(errors ? { error: message, errors } : { error: message }, status, headers);
 }
 

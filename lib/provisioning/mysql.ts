@@ -38,7 +38,8 @@ const UNREACHABLE = new Set(["ECONNREFUSED", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNR
 function serverError(operation: string, error: unknown): AppError {
   const { code, sqlMessage } = error as { code?: string; sqlMessage?: string };
   if (code && UNREACHABLE.has(code)) {
-    return new AppError("UNAVAILABLE", `The database server is unavailable: could not ${operation}`);
+    // Still a 422: DESIGN.md "Real parts" answers every server-side failure so, as SPEC.md does.
+    return new AppError("VALIDATION", `The database server is unavailable: could not ${operation}`);
   }
   if (code === "ER_DB_CREATE_EXISTS") return new AppError("VALIDATION", `Could not ${operation}: it already exists on the database server`);
   console.error(`[mysql] could not ${operation}: ${code ?? ""} ${sqlMessage ?? (error as Error).message}`);

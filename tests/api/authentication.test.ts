@@ -135,6 +135,12 @@ for (const backend of testBackends()) {
       assert.deepEqual(foreign.body, unknownId.body);
       const own = await apiClient(url(), env.seed.resellerKey, "alice").get("/api/client/account");
       assert.equal(own.status, 200);
+      // An id beyond any account's (past the 32-bit ids) names no account either: the same 404.
+      for (const id of ["2147483648", "9999999999"]) {
+        const huge = await apiClient(url(), env.seed.adminKey, id).get("/api/client/account");
+        assert.equal(huge.status, 404, id);
+        assert.deepEqual(huge.body, unknownId.body, id);
+      }
     });
 
     test("an account key ignores X-Hosting-Account and acts on its own account", async () => {
@@ -195,6 +201,16 @@ for (const backend of testBackends()) {
       assert.deepEqual(Object.keys(response.body.components.securitySchemes).sort(), ["ApiKeyAuth", "ApiSecretAuth"]);
       assert.ok(response.body.paths["/api/client/database-users/{id}/databases/{database_id}"].delete);
       assert.ok(response.body.paths["/api/metrics/clear-cache"].post.requestBody);
+      // Every 422 carries `errors` (DESIGN.md "HTTP contract"); the document says so.
+      const validation = response.body.paths["/api/client/databases"].post.responses["422"];
+      assert.equal(validation.content["application/json"].schema.$ref, "#/components/schemas/ValidationError");
+      assert.deepEqual(response.body.components.schemas.ValidationError.required, ["error", "errors"]);
+      // SPEC.md "DNS records": type is one of A, AAAA, CNAME, MX, TXT, SRV, NS (SOA is answered 403).
+      const types = ["A", "AAAA", "CNAME", "MX", "TXT", "SRV", "NS"];
+      const dns = response.body.paths["/api/client/dns-records"].post.requestBody.content["application/json"].schema;
+      assert.deepEqual(dns.properties.type.enum, types);
+      const dnsUpdate = response.body.paths["/api/client/dns-records/{id}"].put.requestBody.content["application/json"].schema;
+      assert.deepEqual(dnsUpdate.properties.type.enum, types);
     });
 
   });

@@ -29,8 +29,12 @@ for (const backend of testBackends()) {
     const alice = () => apiClient(env.server.baseUrl, env.seed.aliceKey);
 
     test("404 listing databases and users of an account that has none", async () => {
-      assert.equal((await alice().get("/api/client/databases")).status, 404);
-      assert.equal((await alice().get("/api/client/database-users")).status, 404);
+      const databases = await alice().get("/api/client/databases");
+      assert.equal(databases.status, 404);
+      assert.deepEqual(databases.body, { error: "No databases found" });
+      const users = await alice().get("/api/client/database-users");
+      assert.equal(users.status, 404);
+      assert.deepEqual(users.body, { error: "No database users found" });
     });
 
     test("a database gets the account prefix; a prefixed name is kept; 422 for duplicates and bad names", async () => {

@@ -142,13 +142,14 @@ for (const backend of testBackends()) {
       assert.equal(await serverHas("database", `${failing}_nope`), false, "no orphan");
     });
 
-    test("503 and no record when the database server is down", async () => {
+    test("422 (DESIGN: a server-side failure → 422) and no record when the database server is down", async () => {
       const client = apiClient(stopped.server.baseUrl, stopped.seed.key);
       const database = await client.post("/api/client/databases", { database_name: "down" });
-      assert.equal(database.status, 503);
+      assert.equal(database.status, 422);
       assert.match(database.body.error, /unavailable/);
       const user = await client.post("/api/client/database-users", { username: "down", password: "long-enough-pw" });
-      assert.equal(user.status, 503);
+      assert.equal(user.status, 422);
+      assert.match(user.body.error, /unavailable/);
       assert.equal((await client.get("/api/client/databases")).status, 404);
       assert.equal((await client.get("/api/client/database-users")).status, 404);
       assert.ok(!JSON.stringify(user.body).includes("long-enough-pw"), "no password in errors");

@@ -65,6 +65,22 @@ for (const backend of testBackends()) {
       assert.equal((await bob.get("/api/client/account/visitor-stats?domain=bob.example")).status, 404, "no log");
       assert.equal((await bob.get("/api/client/account/visitor-stats")).status, 404);
     });
+
+    test("422 when GoAccess fails on a log, with the error and an (empty) errors map like every 422", async () => {
+      const alice = apiClient(env.server.baseUrl, env.seed.aliceKey);
+      const name = `garbled-${env.backend}.example`;
+      assert.equal((await alice.post("/api/client/domains", { domain: name, domain_type: "domain" })).status, 201);
+      const log = path.join(logDir, "alice", `${name}.log`);
+      fs.writeFileSync(log, "not a combined log line\n");
+      try {
+        const response = await alice.get(`/api/client/account/visitor-stats?domain=${name}`);
+        assert.equal(response.status, 422);
+        assert.match(response.body.error, /GoAccess could not analyse/);
+        assert.deepEqual(response.body.errors, {});
+      } finally {
+        fs.rmSync(log);
+      }
+    });
   });
 }
 
