@@ -89,6 +89,7 @@ export function MetricsCharts({
               </tr>
             </thead>
             <tbody>
+              {stats.disks.length === 0 && <EmptyRow columns={4} text="No disk samples yet." />}
               {stats.disks.map((disk) => (
                 <tr key={disk.mounted_on}>
                   <td>{disk.mounted_on}</td>
@@ -114,6 +115,9 @@ export function MetricsCharts({
               </tr>
             </thead>
             <tbody>
+              {stats.networks.length === 0 && (
+                <EmptyRow columns={4} text="No traffic measured yet: interfaces appear from the collector's second sample on." />
+              )}
               {stats.networks.map((network) => (
                 <tr key={network.interface}>
                   <td>{network.interface}</td>
@@ -129,5 +133,15 @@ export function MetricsCharts({
         </section>
       </div>
     </>
+  );
+}
+
+function EmptyRow({ columns, text }: { columns: number; text: string }) {
+  return (
+    <tr>
+      <td colSpan={columns} className="muted">
+        {text}
+      </td>
+    </tr>
   );
 }
