@@ -207,7 +207,8 @@ export function AdminForm<Values extends FieldValues>({
   message: string | null;
   onSubmit: (event?: BaseSyntheticEvent) => Promise<void>;
   submitLabel: string;
-  cancelHref: string;
+  /** Where Cancel leads; no Cancel button without it. */
+  cancelHref?: string;
   children: ReactNode;
 }) {
   return (
@@ -222,9 +223,11 @@ export function AdminForm<Values extends FieldValues>({
         <button className="primary" type="submit" disabled={form.formState.isSubmitting}>
           {submitLabel}
         </button>
-        <Link className="button" href={cancelHref}>
-          Cancel
-        </Link>
+        {cancelHref && (
+          <Link className="button" href={cancelHref}>
+            Cancel
+          </Link>
+        )}
       </div>
     </form>
   );

@@ -1,19 +1,16 @@
 "use server";
 
-import { redirect } from "next/navigation";
 import { getDb } from "@/db/client";
-import { completeAdminSetup } from "@/lib/admins/setup";
 import { formError, type FormState } from "@/lib/admin-session/form-state";
+import type { CreateAdminInput } from "@/lib/admins/schemas";
+import { completeAdminSetup } from "@/lib/admins/setup";
 
-export async function createFirstAdmin(token: string, _state: FormState, form: FormData): Promise<FormState> {
+// The set-up page's action: no session yet, the one-time token is the credential.
+export async function createFirstAdmin(token: string, input: CreateAdminInput): Promise<FormState> {
   try {
-    await completeAdminSetup(await getDb(), token, {
-      email: String(form.get("email") ?? ""),
-      name: String(form.get("name") ?? ""),
-      password: String(form.get("password") ?? ""),
-    });
+    await completeAdminSetup(await getDb(), token, input);
   } catch (error) {
     return formError(error);
   }
-  redirect("/login");
+  return null;
 }

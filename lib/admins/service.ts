@@ -1,5 +1,5 @@
 import { asc, count, eq } from "drizzle-orm";
-import type { Database, Queryable } from "@/db/client";
+import type { Database, Queryable, Transaction } from "@/db/client";
 import { adminUsers } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { pgErrorCode, validationError } from "@/lib/errors";
@@ -14,21 +14,22 @@ const toRecord = (row: typeof adminUsers.$inferSelect): AdminRecord => ({
 });
 
 export async function createAdminUser(db: Database, input: CreateAdminInput, actor: Actor): Promise<AdminRecord> {
+  return db.transaction((tx) => insertAdminUser(tx, input, actor));
+}
+
+/** Creates an admin inside the caller's transaction; an email already in use → 422 at `email`. */
+export async function insertAdminUser(tx: Transaction, input: CreateAdminInput, actor: Actor): Promise<AdminRecord> {
   const fields = createAdminSchema.parse(input);
   const passwordHash = await hashPassword(fields.password);
+  let row: typeof adminUsers.$inferSelect;
   try {
-    return await db.transaction(async (tx) => {
-      const [row] = await tx
-        .insert(adminUsers)
-        .values({ email: fields.email, name: fields.name, passwordHash })
-        .returning();
-      await recordAudit(tx, actor, { action: "admin_user.create", targetType: "admin_user", targetId: row.id });
-      return toRecord(row);
-    });
+    [row] = await tx.insert(adminUsers).values({ email: fields.email, name: fields.name, passwordHash }).returning();
   } catch (error) {
     if (pgErrorCode(error) === "23505") throw validationError("email", "is already an admin");
     throw error;
   }
+  await recordAudit(tx, actor, { action: "admin_user.create", targetType: "admin_user", targetId: row.id });
+  return toRecord(row);
 }
 
 export async function countAdminUsers(db: Queryable): Promise<number> {
