@@ -23,6 +23,7 @@ export default async function globalSetup() {
   }
   await connection.close();
   const server = await startServer({ ...database.env, METRICS_INTERVAL_S: "2" });
+  await waitForMetrics(server.baseUrl, adminKey);
   fs.mkdirSync(path.dirname(E2E_STATE), { recursive: true });
   fs.writeFileSync(
     E2E_STATE,
@@ -36,4 +37,19 @@ export default async function globalSetup() {
     await server.stop();
     await database.drop();
   };
+}
+
+/**
+ * The dashboard test needs real samples: wait until the collector has stored two (network deltas
+ * need a previous one). Reads are cached for 60 s, so each attempt clears the cache first.
+ */
+async function waitForMetrics(baseUrl: string, key: { key: string; secret: string }) {
+  const headers = { "x-api-key": key.key, "x-api-secret": key.secret };
+  for (let attempt = 0; attempt < 60; attempt++) {
+    await fetch(`${baseUrl}/api/metrics/clear-cache`, { method: "POST", headers, body: JSON.stringify({ limit: 2 }) });
+    const response = await fetch(`${baseUrl}/api/metrics/history?limit=2`, { headers });
+    if (response.ok && (await response.json()).length >= 2) return;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error("the metrics collector stored no samples within 30 s");
 }

@@ -1,51 +1,25 @@
 "use client";
 
 import { signIn } from "next-auth/react";
-import { useRouter } from "next/navigation";
-import { useState } from "react";
+import { AdminForm, InputField, useAdminForm } from "@/components/form";
+import { signInSchema } from "@/lib/admins/schemas";
 
+/** Email and password through next-auth's credentials provider; on success, the dashboard. */
 export function LoginForm() {
-  const router = useRouter();
-  const [error, setError] = useState<string | null>(null);
-  const [pending, setPending] = useState(false);
-
-  async function submit(event: React.FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    setPending(true);
-    setError(null);
-    const result = await signIn("credentials", {
-      email: String(form.get("email")),
-      password: String(form.get("password")),
-      redirect: false,
-    });
-    setPending(false);
-    if (result?.ok) {
-      router.replace("/admin");
-      router.refresh();
-    } else {
-      setError(result?.error && result.error !== "CredentialsSignin" ? result.error : "Wrong email or password.");
-    }
-  }
-
+  const { form, message, onSubmit } = useAdminForm({
+    schema: signInSchema,
+    defaultValues: { email: "", password: "" },
+    save: async (values) => {
+      const result = await signIn("credentials", { ...values, redirect: false });
+      if (result?.ok) return null;
+      return { error: result?.error && result.error !== "CredentialsSignin" ? result.error : "Wrong email or password." };
+    },
+    doneHref: "/admin",
+  });
   return (
-    <form onSubmit={submit} noValidate>
-      {error && (
-        <p className="alert" role="alert">
-          {error}
-        </p>
-      )}
-      <div className="field">
-        <label htmlFor="email">Email</label>
-        <input id="email" name="email" type="email" autoComplete="username" required />
-      </div>
-      <div className="field">
-        <label htmlFor="password">Password</label>
-        <input id="password" name="password" type="password" autoComplete="current-password" required />
-      </div>
-      <button className="primary" type="submit" disabled={pending}>
-        {pending ? "Signing in…" : "Sign in"}
-      </button>
-    </form>
+    <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Sign in">
+      <InputField form={form} name="email" label="Email" type="email" autoComplete="username" />
+      <InputField form={form} name="password" label="Password" type="password" autoComplete="current-password" />
+    </AdminForm>
   );
 }

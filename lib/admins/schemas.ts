@@ -7,6 +7,12 @@ export const createAdminSchema = z.object({
 });
 export type CreateAdminInput = z.input<typeof createAdminSchema>;
 
+/** The sign-in form's fields (the check of the password itself is next-auth's authorize). */
+export const signInSchema = z.object({
+  email: z.string().trim().min(1, "is required"),
+  password: z.string().min(1, "is required"),
+});
+
 export const adminRecordSchema = z.object({
   id: z.number().int(),
   email: z.string(),
