@@ -38,6 +38,13 @@ export function printTable(rows: Measurement[]) {
 
 export const ratio = (a: Measurement, b: Measurement) => a.requestsPerSecond / b.requestsPerSecond;
 
+/**
+ * `measured` against a baseline measured just before and just after it (their mean), so that a
+ * machine warming up or slowing down during the run favours neither side.
+ */
+export const ratioToBracket = (measured: Measurement, before: Measurement, after: Measurement) =>
+  measured.requestsPerSecond / ((before.requestsPerSecond + after.requestsPerSecond) / 2);
+
 export function verdict(name: string, value: number, target: number, higherIsBetter = true) {
   const ok = higherIsBetter ? value >= target : value < target;
   console.log(`${name}: ${value.toFixed(3)} (target ${higherIsBetter ? "≥" : "<"} ${target}) ${ok ? "MET" : "NOT MET"}`);
