@@ -19,22 +19,25 @@ import type { FormState } from "@/lib/admin-session/form-state";
 // service uses, the server action parses them again and answers with errors per field, and each
 // error is shown at its field. On success the page goes back to its list.
 
-type AnyForm<Values extends FieldValues> = UseFormReturn<Values, unknown, unknown>;
+export type AnyForm<Values extends FieldValues> = UseFormReturn<Values, unknown, unknown>;
 
 /**
  * A form on `schema` whose submit calls `save` (a server action). Server-side field errors land
- * at their fields, any other message above the form; success goes to `doneHref`.
+ * at their fields, any other message above the form; success goes to `doneHref`, or to
+ * `onSaved` with what the action sent back and the name of the button that sent the form.
  */
-export function useAdminForm<Schema extends z.ZodType<unknown, FieldValues>>({
+export function useAdminForm<Schema extends z.ZodType<unknown, FieldValues>, Saved = never>({
   schema,
   defaultValues,
   save,
   doneHref,
+  onSaved,
 }: {
   schema: Schema;
   defaultValues: DefaultValues<z.input<Schema>>;
-  save: (values: z.output<Schema>) => Promise<FormState>;
+  save: (values: z.output<Schema>) => Promise<FormState | { saved: Saved }>;
   doneHref: string;
+  onSaved?: (saved: Saved, button?: string) => void;
 }) {
   type Values = z.input<Schema>;
   const router = useRouter();
@@ -43,9 +46,9 @@ export function useAdminForm<Schema extends z.ZodType<unknown, FieldValues>>({
     resolver: zodResolver(schema),
     defaultValues,
   });
-  const onSubmit = form.handleSubmit(async (values) => {
+  const onSubmit = form.handleSubmit(async (values, event) => {
     const result = await save(values);
-    if (result) {
+    if (result && !("saved" in result)) {
       // Errors of the form's own fields are shown there (the first one focused); only the rest
       // goes above the form.
       const fields = new Set(Object.keys(form.getValues()));
@@ -64,6 +67,10 @@ export function useAdminForm<Schema extends z.ZodType<unknown, FieldValues>>({
       return;
     }
     setMessage(null);
+    if (result && onSaved) {
+      const button = (event?.nativeEvent as SubmitEvent | undefined)?.submitter?.getAttribute("name");
+      return onSaved(result.saved, button ?? undefined);
+    }
     router.push(doneHref);
     router.refresh();
   });
@@ -76,7 +83,8 @@ export function useAdminForm<Schema extends z.ZodType<unknown, FieldValues>>({
  */
 const sentence = (label: string, message: string) => (/^[a-z]/.test(message) ? `${label} ${message}` : message);
 
-function FieldFrame({ id, label, hint, error, children }: { id: string; label: string; hint?: ReactNode; error?: string; children: ReactNode }) {
+/** A field's label, hint and error around its control (`id` is the control's). */
+export function FieldFrame({ id, label, hint, error, children }: { id: string; label: string; hint?: ReactNode; error?: string; children: ReactNode }) {
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
@@ -95,7 +103,7 @@ function FieldFrame({ id, label, hint, error, children }: { id: string; label: s
   );
 }
 
-function describedBy(id: string, hint: unknown, error: unknown) {
+export function describedBy(id: string, hint: unknown, error: unknown) {
   return [hint ? `${id}-hint` : "", error ? `${id}-error` : ""].filter(Boolean).join(" ") || undefined;
 }
 
@@ -200,6 +208,7 @@ export function AdminForm<Values extends FieldValues>({
   message,
   onSubmit,
   submitLabel,
+  moreButtons,
   cancelHref,
   children,
 }: {
@@ -207,6 +216,8 @@ export function AdminForm<Values extends FieldValues>({
   message: string | null;
   onSubmit: (event?: BaseSyntheticEvent) => Promise<void>;
   submitLabel: string;
+  /** Buttons between the submit button and Cancel (e.g. "Create & create another"). */
+  moreButtons?: ReactNode;
   /** Where Cancel leads; no Cancel button without it. */
   cancelHref?: string;
   children: ReactNode;
@@ -223,6 +234,7 @@ export function AdminForm<Values extends FieldValues>({
         <button className="primary" type="submit" disabled={form.formState.isSubmitting}>
           {submitLabel}
         </button>
+        {moreButtons}
         {cancelHref && (
           <Link className="button" href={cancelHref}>
             Cancel

@@ -39,6 +39,7 @@ test("create a key: secret shown once, works, disabled → 403, deleted → 401"
   await expect(page.locator("table.data tbody tr")).toHaveCount(1);
   await expect(page.getByText(secret)).toHaveCount(0);
   await page.getByRole("link", { name: "Edit Billing system" }).click();
+  await expect(page.getByRole("heading", { name: "Edit API key" })).toBeVisible();
   await screenshot(page, "api-key-edit");
   await page.getByLabel("Enable API Key").uncheck();
   await page.getByRole("button", { name: "Save Changes" }).click();

@@ -7,15 +7,22 @@ import { requireAdminSession } from "./session";
 /**
  * The body of an admin form's server action: the session is checked on the server (anyone else
  * is sent to sign in), `change` runs as that admin, a validation failure comes back as form
- * errors, and on success `listPath` is revalidated.
+ * errors, and on success `listPath` is revalidated. The answer to a success is null, or
+ * `{ saved }` when `reply` picks what the form shows next (a new key's secret): nothing else of
+ * the change's result reaches the browser.
  */
-export async function runAdminFormAction(listPath: string, change: (db: Database, actor: Actor) => Promise<unknown>): Promise<FormState> {
+export async function runAdminFormAction<Result, Reply = never>(
+  listPath: string,
+  change: (db: Database, actor: Actor) => Promise<Result>,
+  reply?: (result: Result) => Reply,
+): Promise<FormState | { saved: Reply }> {
   const session = await requireAdminSession();
+  let result: Result;
   try {
-    await change(await getDb(), { type: "admin_user", id: session.adminUserId });
+    result = await change(await getDb(), { type: "admin_user", id: session.adminUserId });
   } catch (error) {
     return formError(error);
   }
   revalidatePath(listPath);
-  return null;
+  return reply ? { saved: reply(result) } : null;
 }

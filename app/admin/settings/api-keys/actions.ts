@@ -2,39 +2,33 @@
 
 import { revalidatePath } from "next/cache";
 import { getDb } from "@/db/client";
-import { type FormState, formError } from "@/lib/admin-session/form-state";
+import { runAdminFormAction } from "@/lib/admin-session/form-action";
 import { requireAdminSession } from "@/lib/admin-session/session";
-import { createApiKeySchema, type CreateApiKeyInput, updateApiKeySchema, type UpdateApiKeyInput } from "@/lib/api-keys/schemas";
+import type { CreateApiKeyInput, UpdateApiKeyInput } from "@/lib/api-keys/schemas";
 import { createApiKey, deleteApiKey, updateApiKey } from "@/lib/api-keys/service";
+import { idField } from "@/lib/http/operation";
 
-// Server actions of the API key pages: each checks the session and parses its input again.
+// Server actions of the API key pages; the services parse the input with the same schemas.
 
-export type CreateKeyResult = FormState | { created: { id: number; name: string; key: string; secret: string } };
+const LIST = "/admin/settings/api-keys";
 
-export async function createKeyAction(input: CreateApiKeyInput): Promise<CreateKeyResult> {
-  const session = await requireAdminSession();
-  try {
-    const created = await createApiKey(await getDb(), createApiKeySchema.parse(input), { type: "admin_user", id: session.adminUserId });
-    revalidatePath("/admin/settings/api-keys");
-    return { created: { id: created.id, name: created.name, key: created.key, secret: created.secret } };
-  } catch (error) {
-    return formError(error);
-  }
+/** What the create page shows of a new key: the only time its secret leaves the server. */
+export type NewKey = { name: string; key: string; secret: string };
+
+export async function createKeyAction(input: CreateApiKeyInput) {
+  return runAdminFormAction(
+    LIST,
+    (db, actor) => createApiKey(db, input, actor),
+    ({ name, key, secret }): NewKey => ({ name, key, secret }),
+  );
 }
 
-export async function updateKeyAction(id: number, input: UpdateApiKeyInput): Promise<FormState> {
-  const session = await requireAdminSession();
-  try {
-    await updateApiKey(await getDb(), id, updateApiKeySchema.parse(input), { type: "admin_user", id: session.adminUserId });
-  } catch (error) {
-    return formError(error);
-  }
-  revalidatePath("/admin/settings/api-keys");
-  return null;
+export async function updateKeyAction(id: number, input: UpdateApiKeyInput) {
+  return runAdminFormAction(LIST, (db, actor) => updateApiKey(db, idField.parse(id), input, actor));
 }
 
 export async function deleteKeyAction(id: number): Promise<void> {
   const session = await requireAdminSession();
   await deleteApiKey(await getDb(), id, { type: "admin_user", id: session.adminUserId });
-  revalidatePath("/admin/settings/api-keys");
+  revalidatePath(LIST);
 }

@@ -1,17 +1,26 @@
 "use client";
 
-import { zodResolver } from "@hookform/resolvers/zod";
 import Link from "next/link";
-import { useRouter } from "next/navigation";
 import { useState } from "react";
-import { useForm } from "react-hook-form";
+import { useController } from "react-hook-form";
 import type { z } from "zod";
-import { createApiKeySchema, type CreateApiKeyInput } from "@/lib/api-keys/schemas";
+import {
+  AdminForm,
+  type AnyForm,
+  CheckboxField,
+  describedBy,
+  FieldFrame,
+  InputField,
+  numberOrNull,
+  SelectField,
+  useAdminForm,
+} from "@/components/form";
+import { createApiKeySchema } from "@/lib/api-keys/schemas";
 import { addressOrCidrError } from "@/lib/net/ip-syntax";
-import { createKeyAction, updateKeyAction } from "./actions";
+import { createKeyAction, type NewKey, updateKeyAction } from "./actions";
 
-type FormInput = z.input<typeof createApiKeySchema>;
-type FormOutput = z.output<typeof createApiKeySchema>;
+type KeyInput = z.input<typeof createApiKeySchema>;
+type KeyForm = AnyForm<KeyInput>;
 
 export interface EndpointGroup {
   tag: string;
@@ -19,16 +28,17 @@ export interface EndpointGroup {
 }
 
 interface Props {
-  mode: "create" | "edit";
   keyId?: number;
-  initial?: FormInput;
+  initial?: KeyInput;
   endpointGroups: EndpointGroup[];
   resellers: { id: number; username: string }[];
   accounts: { id: number; username: string }[];
 }
 
-/** A new form's values (a fresh object each time: react-hook-form keeps what it is given). */
-const blankKey = (): FormInput => ({
+const LIST = "/admin/settings/api-keys";
+
+/** A new key's values (a fresh object each time: react-hook-form keeps what it is given). */
+const blankKey = (): KeyInput => ({
   name: "",
   is_enabled: true,
   allowed_ips: [],
@@ -39,82 +49,175 @@ const blankKey = (): FormInput => ({
   account_id: null,
 });
 
-function CopyButton({ value, label }: { value: string; label: string }) {
-  const [copied, setCopied] = useState(false);
+const choices = (choose: string, records: { id: number; username: string }[]) => [
+  { value: "", label: choose },
+  ...records.map(({ id, username }) => ({ value: String(id), label: username })),
+];
+
+/**
+ * Create and edit of a key. After a create the new key and its secret are shown, this once;
+ * "Create" puts the form away, "Create & create another" empties it for the next key.
+ */
+export function ApiKeyForm({ keyId, initial, endpointGroups, resellers, accounts }: Props) {
+  const [created, setCreated] = useState<{ key: NewKey; another: boolean } | null>(null);
+  const { form, message, onSubmit } = useAdminForm({
+    schema: createApiKeySchema,
+    defaultValues: initial ?? blankKey(),
+    save: (values) => (keyId ? updateKeyAction(keyId, values) : createKeyAction(values)),
+    doneHref: LIST,
+    onSaved: (key, button) => {
+      setCreated({ key, another: button === "another" });
+      form.reset(blankKey());
+    },
+  });
+  const scope = form.watch("scope");
   return (
-    <button
-      type="button"
-      onClick={async () => {
-        await navigator.clipboard.writeText(value);
-        setCopied(true);
-      }}
-    >
-      {copied ? "Copied" : `Copy ${label}`}
-    </button>
+    <>
+      {created && <CreatedKey key={created.key.key} created={created.key} />}
+      {(!created || created.another) && (
+        <AdminForm
+          form={form}
+          message={message}
+          onSubmit={onSubmit}
+          submitLabel={keyId ? "Save Changes" : "Create"}
+          moreButtons={
+            !keyId && (
+              <button type="submit" name="another" disabled={form.formState.isSubmitting}>
+                Create &amp; create another
+              </button>
+            )
+          }
+          cancelHref={LIST}
+        >
+          <fieldset>
+            <legend>API Key Details</legend>
+            <InputField form={form} name="name" label="Name" hint="Which integration uses it, e.g. “Billing system”." />
+          </fieldset>
+          <fieldset>
+            <legend>Security Settings</legend>
+            <CheckboxField form={form} name="is_enabled" label="Enable API Key" />
+            <IpRestrictionField form={form} />
+          </fieldset>
+          <fieldset>
+            <legend>Endpoint Access</legend>
+            <CheckboxField form={form} name="allow_all_endpoints" label="Allow all endpoints" />
+            {!form.watch("allow_all_endpoints") && <EndpointChecklist form={form} groups={endpointGroups} />}
+          </fieldset>
+          <fieldset>
+            <legend>Scope</legend>
+            <SelectField
+              form={form}
+              name="scope"
+              label="Who the key acts for"
+              choices={[
+                { value: "admin", label: "Admin (the whole server)" },
+                { value: "reseller", label: "Reseller (its own accounts)" },
+                { value: "account", label: "Hosting account (one account)" },
+              ]}
+            />
+            {scope === "reseller" && (
+              <SelectField
+                form={form}
+                name="reseller_id"
+                label="Reseller"
+                choices={choices("Choose a reseller…", resellers)}
+                options={numberOrNull}
+              />
+            )}
+            {scope === "account" && (
+              <SelectField
+                form={form}
+                name="account_id"
+                label="Hosting account"
+                choices={choices("Choose an account…", accounts)}
+                options={numberOrNull}
+              />
+            )}
+          </fieldset>
+        </AdminForm>
+      )}
+    </>
   );
 }
 
-export function ApiKeyForm({ mode, keyId, initial, endpointGroups, resellers, accounts }: Props) {
-  const router = useRouter();
-  const [created, setCreated] = useState<{ name: string; key: string; secret: string } | null>(null);
-  const [formMessage, setFormMessage] = useState<string | null>(null);
-  const [showForm, setShowForm] = useState(true);
-  const [newIp, setNewIp] = useState("");
-  const [ipError, setIpError] = useState<string | null>(null);
-  const form = useForm<FormInput, unknown, FormOutput>({
-    resolver: zodResolver(createApiKeySchema),
-    defaultValues: initial ?? blankKey(),
-  });
-  const { register, handleSubmit, watch, setError, reset, formState } = form;
-  const { errors, isSubmitting } = formState;
-  const allowAll = watch("allow_all_endpoints");
-  const scope = watch("scope");
-  // The address list is edited entry by entry here (each checked with the API's rule when
-  // added) and joins the other values on submit.
-  const [ips, setIps] = useState<string[]>(initial?.allowed_ips ?? []);
-
-  function addIp() {
-    const entry = newIp.trim();
-    const error = entry ? addressOrCidrError(entry) : "Enter an address or CIDR range";
-    if (error) return setIpError(error);
-    setIps([...ips, entry]);
-    setNewIp("");
-    setIpError(null);
+/** The address list, edited entry by entry; each entry is checked with the API's rule as it is added. */
+function IpRestrictionField({ form }: { form: KeyForm }) {
+  const { field, fieldState } = useController({ control: form.control, name: "allowed_ips" });
+  const ips = field.value ?? [];
+  const [entry, setEntry] = useState("");
+  const error = fieldState.error?.message;
+  function add() {
+    const ip = entry.trim();
+    const problem = ip ? addressOrCidrError(ip) : "Enter an address or CIDR range";
+    if (problem) return form.setError("allowed_ips", { message: problem }, { shouldFocus: true });
+    form.clearErrors("allowed_ips");
+    field.onChange([...ips, ip]);
+    setEntry("");
   }
+  const hint = "Leave empty to allow any address. One IPv4/IPv6 address or CIDR range per entry.";
+  return (
+    <FieldFrame id="new-ip" label="IP Restriction" hint={hint} error={error}>
+      {ips.length > 0 && (
+        <ul aria-label="Allowed addresses">
+          {ips.map((ip) => (
+            <li key={ip} className="actions">
+              <code>{ip}</code>
+              <button type="button" onClick={() => field.onChange(ips.filter((other) => other !== ip))} aria-label={`Remove ${ip}`}>
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <div className="actions">
+        <input
+          id="new-ip"
+          ref={field.ref}
+          type="text"
+          value={entry}
+          placeholder="203.0.113.7 or 10.0.0.0/8"
+          aria-invalid={Boolean(error)}
+          aria-describedby={describedBy("new-ip", hint, error)}
+          onChange={(event) => setEntry(event.target.value)}
+          onKeyDown={(event) => {
+            if (event.key === "Enter") {
+              event.preventDefault();
+              add();
+            }
+          }}
+        />
+        <button type="button" onClick={add}>
+          Add
+        </button>
+      </div>
+    </FieldFrame>
+  );
+}
 
-  function showServerErrors(result: { error?: string; fieldErrors?: Record<string, string[]> } | null) {
-    setFormMessage(result?.error ?? null);
-    for (const [field, messages] of Object.entries(result?.fieldErrors ?? {})) {
-      setError(field.split(".")[0] as keyof FormInput, { message: messages.join(" ") });
-    }
-  }
+/** One labelled checkbox per operation of the API, grouped by resource. */
+function EndpointChecklist({ form, groups }: { form: KeyForm; groups: EndpointGroup[] }) {
+  const error = form.formState.errors.allowed_endpoints?.message;
+  return (
+    <>
+      <div className="endpoints">
+        {groups.map((group) => (
+          <div key={group.tag} role="group" aria-label={group.tag}>
+            <h3 className="muted">{group.tag}</h3>
+            {group.endpoints.map(({ endpoint, summary }) => (
+              <label key={endpoint} className="check" title={summary}>
+                <input type="checkbox" value={endpoint} {...form.register("allowed_endpoints")} /> {endpoint}
+              </label>
+            ))}
+          </div>
+        ))}
+      </div>
+      {error && <p className="error">{error}</p>}
+    </>
+  );
+}
 
-  async function submit(formValues: FormOutput, another: boolean) {
-    const values = { ...formValues, allowed_ips: ips };
-    if (mode === "edit") {
-      const result = await updateKeyAction(keyId!, values as CreateApiKeyInput);
-      if (result) return showServerErrors(result);
-      router.push("/admin/settings/api-keys");
-      router.refresh();
-      return;
-    }
-    const result = await createKeyAction(values as CreateApiKeyInput);
-    if (result && "created" in result) {
-      setCreated(result.created);
-      setFormMessage(null);
-      setShowForm(another);
-      if (another) {
-        reset(blankKey());
-        setIps([]);
-      }
-      return;
-    }
-    showServerErrors(result);
-  }
-
-  const fieldError = (message?: string) => message && <p className="error">{message}</p>;
-
-  const createdPanel = created && (
+function CreatedKey({ created }: { created: NewKey }) {
+  return (
     <section className="card" aria-label="New API key">
       <h2>API key “{created.name}” created</h2>
       <p className="notice">
@@ -131,155 +234,24 @@ export function ApiKeyForm({ mode, keyId, initial, endpointGroups, resellers, ac
         <code data-testid="created-secret">{created.secret}</code>
         <CopyButton value={created.secret} label="secret" />
       </div>
-      <Link className="button" href="/admin/settings/api-keys">
+      <Link className="button" href={LIST}>
         Back to API keys
       </Link>
     </section>
   );
+}
 
+function CopyButton({ value, label }: { value: string; label: string }) {
+  const [copied, setCopied] = useState(false);
   return (
-    <>
-      {createdPanel}
-      {showForm && (
-      <form onSubmit={handleSubmit((values) => submit(values, false))} noValidate>
-        {formMessage && (
-          <p className="alert" role="alert">
-            {formMessage}
-          </p>
-        )}
-        <fieldset>
-          <legend>API Key Details</legend>
-          <div className="field">
-            <label htmlFor="name">Name</label>
-            <input id="name" type="text" {...register("name")} aria-invalid={Boolean(errors.name)} />
-            <p className="hint">Which integration uses it, e.g. “Billing system”.</p>
-            {fieldError(errors.name?.message)}
-          </div>
-        </fieldset>
-
-        <fieldset>
-          <legend>Security Settings</legend>
-          <label className="check">
-            <input type="checkbox" {...register("is_enabled")} /> Enable API Key
-          </label>
-          <div className="field">
-            <label htmlFor="new-ip">IP Restriction</label>
-            <p className="hint">Leave empty to allow any address. One IPv4/IPv6 address or CIDR range per entry.</p>
-            <ul aria-label="Allowed addresses">
-              {ips.map((ip) => (
-                <li key={ip} className="actions">
-                  <code>{ip}</code>
-                  <button type="button" onClick={() => setIps(ips.filter((entry) => entry !== ip))} aria-label={`Remove ${ip}`}>
-                    Remove
-                  </button>
-                </li>
-              ))}
-            </ul>
-            <div className="actions">
-              <input
-                id="new-ip"
-                type="text"
-                value={newIp}
-                placeholder="203.0.113.7 or 10.0.0.0/8"
-                onChange={(event) => setNewIp(event.target.value)}
-                onKeyDown={(event) => {
-                  if (event.key === "Enter") {
-                    event.preventDefault();
-                    addIp();
-                  }
-                }}
-              />
-              <button type="button" onClick={addIp}>
-                Add
-              </button>
-            </div>
-            {fieldError(ipError ?? errors.allowed_ips?.message ?? errors.allowed_ips?.[0]?.message)}
-          </div>
-        </fieldset>
-
-        <fieldset>
-          <legend>Endpoint Access</legend>
-          <label className="check">
-            <input type="checkbox" {...register("allow_all_endpoints")} /> Allow all endpoints
-          </label>
-          {!allowAll && (
-            <div className="endpoints">
-              {endpointGroups.map((group) => (
-                <div key={group.tag} role="group" aria-label={group.tag}>
-                  <h3 className="muted">{group.tag}</h3>
-                  {group.endpoints.map(({ endpoint, summary }) => (
-                    <label key={endpoint} className="check" title={summary}>
-                      <input type="checkbox" value={endpoint} {...register("allowed_endpoints")} /> {endpoint}
-                    </label>
-                  ))}
-                </div>
-              ))}
-            </div>
-          )}
-          {fieldError(errors.allowed_endpoints?.message)}
-        </fieldset>
-
-        <fieldset>
-          <legend>Scope</legend>
-          <div className="field">
-            <label htmlFor="scope">Who the key acts for</label>
-            <select id="scope" {...register("scope")}>
-              <option value="admin">Admin (the whole server)</option>
-              <option value="reseller">Reseller (its own accounts)</option>
-              <option value="account">Hosting account (one account)</option>
-            </select>
-          </div>
-          {scope === "reseller" && (
-            <div className="field">
-              <label htmlFor="reseller_id">Reseller</label>
-              <select id="reseller_id" {...register("reseller_id", { setValueAs: (value) => (value ? Number(value) : null) })}>
-                <option value="">Choose a reseller…</option>
-                {resellers.map((reseller) => (
-                  <option key={reseller.id} value={reseller.id}>
-                    {reseller.username}
-                  </option>
-                ))}
-              </select>
-              {fieldError(errors.reseller_id?.message)}
-            </div>
-          )}
-          {scope === "account" && (
-            <div className="field">
-              <label htmlFor="account_id">Hosting account</label>
-              <select id="account_id" {...register("account_id", { setValueAs: (value) => (value ? Number(value) : null) })}>
-                <option value="">Choose an account…</option>
-                {accounts.map((account) => (
-                  <option key={account.id} value={account.id}>
-                    {account.username}
-                  </option>
-                ))}
-              </select>
-              {fieldError(errors.account_id?.message)}
-            </div>
-          )}
-        </fieldset>
-
-        <div className="actions">
-          {mode === "create" ? (
-            <>
-              <button className="primary" type="submit" disabled={isSubmitting}>
-                Create
-              </button>
-              <button type="button" disabled={isSubmitting} onClick={handleSubmit((values) => submit(values, true))}>
-                Create &amp; create another
-              </button>
-            </>
-          ) : (
-            <button className="primary" type="submit" disabled={isSubmitting}>
-              Save Changes
-            </button>
-          )}
-          <Link className="button" href="/admin/settings/api-keys">
-            Cancel
-          </Link>
-        </div>
-      </form>
-      )}
-    </>
+    <button
+      type="button"
+      onClick={async () => {
+        await navigator.clipboard.writeText(value);
+        setCopied(true);
+      }}
+    >
+      {copied ? "Copied" : `Copy ${label}`}
+    </button>
   );
 }

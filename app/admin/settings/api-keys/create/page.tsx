@@ -10,7 +10,7 @@ export default async function CreateApiKeyPage() {
     <>
       <Breadcrumbs trail={[{ label: "Settings" }, { label: "Security" }, { label: "API Keys", href: "/admin/settings/api-keys" }, { label: "Create" }]} />
       <h1>Create API key</h1>
-      <ApiKeyForm mode="create" {...await keyFormOptions()} />
+      <ApiKeyForm {...await keyFormOptions()} />
     </>
   );
 }

@@ -19,7 +19,6 @@ export default async function EditApiKeyPage({ params }: { params: Promise<{ id:
         Key <code>{key.key}</code> · secret <code>{key.secret_masked}</code> (not shown again)
       </p>
       <ApiKeyForm
-        mode="edit"
         keyId={key.id}
         initial={{
           name: key.name,
