@@ -1,11 +1,12 @@
 "use client";
 
-import { AdminForm, CheckboxField, emptyAs, InputField, SelectField, useAdminForm } from "@/components/form";
+import { AdminForm, type AnyForm, CheckboxField, emptyAs, InputField, SelectField, useAdminForm } from "@/components/form";
 import {
   accountAdminFieldsSchema,
   type AccountAdminFieldsInput,
   createAccountSchema,
 } from "@/lib/accounts/schemas";
+import type { Path } from "react-hook-form";
 import { createAccountAction, updateAccountAction } from "./actions";
 
 interface Options {
@@ -13,11 +14,39 @@ interface Options {
   resellers: string[];
 }
 
-const planChoices = (plans: string[]) => plans.map((plan) => ({ value: plan, label: plan }));
-const resellerChoices = (resellers: string[]) => [
-  { value: "", label: "None" },
-  ...resellers.map((reseller) => ({ value: reseller, label: reseller })),
-];
+/**
+ * Plan and reseller pickers, on both forms. "None" as reseller is `noReseller`: left out
+ * (undefined) when creating, cleared (null) when editing.
+ */
+function PlanAndOwnerFieldset<Values extends { plan?: string; reseller?: string | null }>({
+  form,
+  plans,
+  resellers,
+  noReseller,
+}: Options & { form: AnyForm<Values>; noReseller: null | undefined }) {
+  return (
+    <fieldset>
+      <legend>Plan and Owner</legend>
+      <div className="form-grid">
+        <SelectField
+          form={form}
+          name={"plan" as Path<Values>}
+          label="Plan"
+          choices={plans.map((plan) => ({ value: plan, label: plan }))}
+          hint="Sets the account's quotas."
+        />
+        <SelectField
+          form={form}
+          name={"reseller" as Path<Values>}
+          label="Reseller"
+          choices={[{ value: "", label: "None" }, ...resellers.map((reseller) => ({ value: reseller, label: reseller }))]}
+          options={emptyAs(noReseller)}
+          hint="A reseller's API key reaches only its own accounts; with none, only admin keys reach this one."
+        />
+      </div>
+    </fieldset>
+  );
+}
 
 /** A new account: its login, main domain and contact, then its plan and reseller. */
 export function CreateAccountForm({ plans, resellers }: Options) {
@@ -50,20 +79,7 @@ export function CreateAccountForm({ plans, resellers }: Options) {
           <InputField form={form} name="email" label="Email" type="email" autoComplete="off" options={emptyAs(undefined)} hint="Optional." />
         </div>
       </fieldset>
-      <fieldset>
-        <legend>Plan and Owner</legend>
-        <div className="form-grid">
-          <SelectField form={form} name="plan" label="Plan" choices={planChoices(plans)} hint="Sets the account's quotas." />
-          <SelectField
-            form={form}
-            name="reseller"
-            label="Reseller"
-            choices={resellerChoices(resellers)}
-            options={emptyAs(undefined)}
-            hint="A reseller's API key reaches only its own accounts; with none, only admin keys reach this one."
-          />
-        </div>
-      </fieldset>
+      <PlanAndOwnerFieldset form={form} plans={plans} resellers={resellers} noReseller={undefined} />
     </AdminForm>
   );
 }
@@ -79,20 +95,7 @@ export function AccountAdminForm({ accountId, initial, plans, resellers }: Optio
   const suspended = form.watch("status") === "suspended";
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Save Changes" cancelHref="/admin/accounts">
-      <fieldset>
-        <legend>Plan and Owner</legend>
-        <div className="form-grid">
-          <SelectField form={form} name="plan" label="Plan" choices={planChoices(plans)} hint="Sets the account's quotas." />
-          <SelectField
-            form={form}
-            name="reseller"
-            label="Reseller"
-            choices={resellerChoices(resellers)}
-            options={emptyAs(null)}
-            hint="A reseller's API key reaches only its own accounts; with none, only admin keys reach this one."
-          />
-        </div>
-      </fieldset>
+      <PlanAndOwnerFieldset form={form} plans={plans} resellers={resellers} noReseller={null} />
       <fieldset>
         <legend>Access</legend>
         <CheckboxField form={form} name="has_ssh_access" label="SSH access" hint="Whether the account may log in over SSH." />
