@@ -47,7 +47,7 @@ async function benchBackend(backend: Backend) {
     for (const [label, query] of searches) {
       const { total } = await listApiKeys(db, query);
       const ms = await median(() => listApiKeys(db, query));
-      verdict(`(g) API keys list, ${KEYS} keys, ${label} (${total} found), ${backend}, ms`, ms, 50, false);
+      verdict(`(g) API keys list, ${KEYS} keys, ${label} (${total} found), ${backend}, ms`, ms, 50, "<");
     }
   } finally {
     await connection.close();

@@ -1,50 +1,161 @@
-import { createTestDatabase } from "../tests/support/database";
-import { startServer } from "../tests/support/server";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Database } from "@/db/client";
 import { createAccount } from "@/lib/accounts/service";
 import { createApiKey } from "@/lib/api-keys/service";
 import { insertDomainWithZone } from "@/lib/domains/service";
-import { measure, printTable, ratio, ratioToBracket, verdict } from "./support";
+import { buildIfNeeded } from "../scripts/build-if-needed";
+import { type Backend, createTestDatabase } from "../tests/support/database";
+import { startServer, type TestServer } from "../tests/support/server";
+import { type CpuProfile, formatSummary, summariseProfile } from "./cpuprofile";
+import { measure, printTable, ratioToBracket, verdict } from "./support";
 
-// `npm run bench`: the production server on PostgreSQL (a fresh database on TEST_POSTGRES_URL's
-// server), autocannon at 32 connections, 10 s per route (BENCH_SECONDS).
-//   (a) a bare route returning constant JSON
-//   (b) the account-scoped list of GET /api/client/domains without authentication
-//       (bench-only route, present only with PANEL_BENCH_ROUTES=1, which only this script sets)
-//   (c) GET /api/client/domains through the full API-key check
-// Target: c/b ≥ 0.9 — authentication nearly free. (b) is measured before and after (c), and c/b
-// is taken against their mean.
+// `npm run bench`: the production server, autocannon at 32 connections, 10 s per route
+// (BENCH_SECONDS), each route warmed up alike first.
+//   On PostgreSQL (a fresh database on TEST_POSTGRES_URL's server):
+//     (a) a bare route returning constant JSON
+//     (b) the account-scoped list of GET /api/client/domains without authentication
+//         (bench-only route, present only with PANEL_BENCH_ROUTES=1, which only this script sets)
+//     (c) GET /api/client/domains through the full API-key check
+//   Targets: c/b ≥ 0.9 (authentication nearly free), c/a ≥ 0.65 (one authenticated read costs
+//   about a third of a bare route), p99 of (c) ≤ 2 × its p50.
+//   On the embedded PGlite (the default storage): (a) and (c) again, c/a ≥ 0.5.
+//   Baselines are measured just before and just after the route they price (their mean).
+//
+// `npm run bench -- --profile [postgres|pglite]`: instead, a CPU profile of the server while it
+// answers (a), then (c) (node --cpu-prof, cropped to each measurement), summarised per group of
+// code (bench/cpuprofile.ts). The profiler slows the server: read shares, not req/s.
 
-const actor = { type: "system" } as const;
-const database = await createTestDatabase("postgres");
-const connection = await database.open();
-const account = await createAccount(connection.db, { username: "benchuser", domain: "bench.example" }, actor);
-for (let i = 1; i <= 9; i++) {
-  await insertDomainWithZone(connection.db, { accountId: account.id, domain: `site${i}.bench.example`, domainType: "domain" });
+const CLIENT_DOMAINS = "/api/client/domains";
+const BARE = "/api/bench/bare";
+
+async function seedBenchAccount(db: Database) {
+  const actor = { type: "system" } as const;
+  const account = await createAccount(db, { username: "benchuser", domain: "bench.example" }, actor);
+  for (let i = 1; i <= 9; i++) {
+    await insertDomainWithZone(db, { accountId: account.id, domain: `site${i}.bench.example`, domainType: "domain" });
+  }
+  const key = await createApiKey(db, { name: "bench", scope: "account", account_id: account.id }, actor);
+  return { accountId: account.id, headers: { "x-api-key": key.key, "x-api-secret": key.secret } };
 }
-const key = await createApiKey(connection.db, { name: "bench", scope: "account", account_id: account.id }, actor);
-const server = await startServer({ ...database.env, PANEL_BENCH_ROUTES: "1" });
 
-try {
-  const base = server.baseUrl;
-  // Warm-up of each route alike (JIT, connection pool, key cache), so order does not favour one.
-  await measure("warm-up", `${base}/api/bench/bare`, {}, 2);
-  await measure("warm-up", `${base}/api/bench/account-domains?account=${account.id}`, {}, 2);
-  await measure("warm-up", `${base}/api/client/domains`, { "x-api-key": key.key, "x-api-secret": key.secret }, 2);
-  const bare = await measure("(a) bare constant JSON", `${base}/api/bench/bare`);
-  const unauthenticatedUrl = `${base}/api/bench/account-domains?account=${account.id}`;
-  const queryBefore = await measure("(b) same list query, no auth, before", unauthenticatedUrl);
-  const authed = await measure("(c) GET /api/client/domains with key", `${base}/api/client/domains`, {
-    "x-api-key": key.key,
-    "x-api-secret": key.secret,
-  });
-  const queryAfter = await measure("(b) same list query, no auth, after", unauthenticatedUrl);
-  printTable([bare, queryBefore, authed, queryAfter]);
-  verdict("c/b (authentication cost; b before and after)", ratioToBracket(authed, queryBefore, queryAfter), 0.9);
-  console.log(`c/a: ${ratio(authed, bare).toFixed(3)} (information: one query against no query)`);
-} finally {
-  await server.stop();
-  await connection.close();
-  await database.drop();
+/**
+ * A server on a fresh, seeded database of `backend`. The seeding connection stays open on
+ * PostgreSQL and is closed on PGlite before the server starts (one process per data dir).
+ */
+async function benchServer(backend: Backend, nodeArgs: string[] = []) {
+  const database = await createTestDatabase(backend);
+  const connection = await database.open();
+  const seed = await seedBenchAccount(connection.db);
+  if (backend === "pglite") await connection.close();
+  // The production path: responses copied by their schema, not also parsed by zod.
+  const env = { ...database.env, PANEL_BENCH_ROUTES: "1", PANEL_CHECK_RESPONSES: "0" };
+  let server: TestServer;
+  try {
+    server = await startServer(env, nodeArgs);
+  } catch (error) {
+    if (backend === "postgres") await connection.close();
+    await database.drop();
+    throw error;
+  }
+  return {
+    ...seed,
+    server,
+    async stop() {
+      await server.stop();
+      if (backend === "postgres") await connection.close();
+      await database.drop();
+    },
+  };
 }
-await (await import("./metrics")).runMetricsBench();
-await (await import("./api-keys")).runApiKeysBench();
+
+async function benchPostgres() {
+  const bench = await benchServer("postgres");
+  try {
+    const base = bench.server.baseUrl;
+    const unauthenticated = `${base}/api/bench/account-domains?account=${bench.accountId}`;
+    await measure("warm-up", `${base}${BARE}`, {}, 2);
+    await measure("warm-up", unauthenticated, {}, 2);
+    await measure("warm-up", `${base}${CLIENT_DOMAINS}`, bench.headers, 2);
+    const bareBefore = await measure("(a) bare constant JSON, before", `${base}${BARE}`);
+    const queryBefore = await measure("(b) same list query, no auth, before", unauthenticated);
+    const authed = await measure("(c) GET /api/client/domains with key", `${base}${CLIENT_DOMAINS}`, bench.headers);
+    const queryAfter = await measure("(b) same list query, no auth, after", unauthenticated);
+    const bareAfter = await measure("(a) bare constant JSON, after", `${base}${BARE}`);
+    console.log("\nPostgreSQL");
+    printTable([bareBefore, queryBefore, authed, queryAfter, bareAfter]);
+    verdict("c/b (authentication cost; b before and after)", ratioToBracket(authed, queryBefore, queryAfter), 0.9);
+    verdict("c/a (one authenticated read against no read; a before and after)", ratioToBracket(authed, bareBefore, bareAfter), 0.65);
+    verdict("p99/p50 of (c)", authed.p99Ms / authed.p50Ms, 2, "≤");
+  } finally {
+    await bench.stop();
+  }
+}
+
+async function benchPglite() {
+  const bench = await benchServer("pglite");
+  try {
+    const base = bench.server.baseUrl;
+    await measure("warm-up", `${base}${BARE}`, {}, 2);
+    await measure("warm-up", `${base}${CLIENT_DOMAINS}`, bench.headers, 2);
+    const bareBefore = await measure("(a) bare constant JSON, before", `${base}${BARE}`);
+    const authed = await measure("(c) GET /api/client/domains with key", `${base}${CLIENT_DOMAINS}`, bench.headers);
+    const bareAfter = await measure("(a) bare constant JSON, after", `${base}${BARE}`);
+    console.log("\nPGlite (embedded, the default storage)");
+    printTable([bareBefore, authed, bareAfter]);
+    verdict("c/a on PGlite (a before and after)", ratioToBracket(authed, bareBefore, bareAfter), 0.5);
+  } finally {
+    await bench.stop();
+  }
+}
+
+/** process.hrtime in µs: the clock of a .cpuprofile's timestamps (CLOCK_MONOTONIC) on Linux. */
+const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
+
+async function profile(backend: Backend) {
+  const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), "panel-cpuprofile-"));
+  const bench = await benchServer(backend, ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]);
+  const windows: { label: string; from: number; to: number; requests: number }[] = [];
+  try {
+    const base = bench.server.baseUrl;
+    await measure("warm-up", `${base}${BARE}`, {}, 2);
+    await measure("warm-up", `${base}${CLIENT_DOMAINS}`, bench.headers, 2);
+    for (const [label, url, headers] of [
+      ["(a) bare constant JSON", `${base}${BARE}`, {}],
+      ["(c) GET /api/client/domains with key", `${base}${CLIENT_DOMAINS}`, bench.headers],
+    ] as const) {
+      const from = monotonicMicros();
+      const result = await measure(label, url, headers);
+      windows.push({ label, from, to: monotonicMicros(), requests: result.requests });
+    }
+  } finally {
+    await bench.stop();
+  }
+  // Each thread writes a profile (tsx's module loader runs in one of its own): the server's
+  // is the one that was busy while the routes were measured.
+  const profiles = fs
+    .readdirSync(profileDir)
+    .map((name) => path.join(profileDir, name))
+    .map((file) => ({ file, profile: JSON.parse(fs.readFileSync(file, "utf8")) as CpuProfile }));
+  const busy = (profile: CpuProfile) => windows.reduce((ms, window) => ms + summariseProfile(profile, window).totalMs, 0);
+  const server = profiles.sort((x, y) => busy(y.profile) - busy(x.profile))[0];
+  for (const window of windows) {
+    console.log(`\n### ${window.label} on ${backend}, profiled\n`);
+    console.log(formatSummary(summariseProfile(server.profile, window), window.requests));
+  }
+  console.log(`\nProfile: ${server.file} (open it in Chrome DevTools or speedscope for the call tree)`);
+}
+
+buildIfNeeded();
+const profileFlag = process.argv.indexOf("--profile");
+if (profileFlag >= 0) {
+  const backend = (process.argv[profileFlag + 1] ?? "postgres") as Backend;
+  if (backend !== "postgres" && backend !== "pglite") throw new Error(`--profile takes postgres or pglite, not ${backend}`);
+  await profile(backend);
+} else {
+  await benchPostgres();
+  await benchPglite();
+  await (await import("./metrics")).runMetricsBench();
+  await (await import("./api-keys")).runApiKeysBench();
+}

@@ -7,6 +7,8 @@ export interface Measurement {
   p99Ms: number;
   errors: number;
   non2xx: number;
+  /** Requests answered in the measurement. */
+  requests: number;
 }
 
 /** autocannon at 32 connections for `seconds` against one URL. */
@@ -24,6 +26,7 @@ export async function measure(
     p99Ms: result.latency.p99,
     errors: result.errors,
     non2xx: result.non2xx,
+    requests: result.requests.total,
   };
 }
 
@@ -36,7 +39,6 @@ export function printTable(rows: Measurement[]) {
   }
 }
 
-export const ratio = (a: Measurement, b: Measurement) => a.requestsPerSecond / b.requestsPerSecond;
 
 /**
  * `measured` against a baseline measured just before and just after it (their mean), so that a
@@ -45,8 +47,9 @@ export const ratio = (a: Measurement, b: Measurement) => a.requestsPerSecond / b
 export const ratioToBracket = (measured: Measurement, before: Measurement, after: Measurement) =>
   measured.requestsPerSecond / ((before.requestsPerSecond + after.requestsPerSecond) / 2);
 
-export function verdict(name: string, value: number, target: number, higherIsBetter = true) {
-  const ok = higherIsBetter ? value >= target : value < target;
-  console.log(`${name}: ${value.toFixed(3)} (target ${higherIsBetter ? "≥" : "<"} ${target}) ${ok ? "MET" : "NOT MET"}`);
+/** Prints whether `value` meets `target`: "≥" (higher is better), "<" or "≤" (lower is better). */
+export function verdict(name: string, value: number, target: number, comparison: "≥" | "<" | "≤" = "≥") {
+  const ok = comparison === "≥" ? value >= target : comparison === "<" ? value < target : value <= target;
+  console.log(`${name}: ${value.toFixed(3)} (target ${comparison} ${target}) ${ok ? "MET" : "NOT MET"}`);
   return ok;
 }

@@ -23,14 +23,17 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startServer(env: Record<string, string>): Promise<TestServer> {
+/** `nodeArgs`: flags for the server's node process (tsx passes them on), e.g. `--cpu-prof`. */
+export async function startServer(env: Record<string, string>, nodeArgs: string[] = []): Promise<TestServer> {
   const port = await freePort();
   const tsx = path.join(process.cwd(), "node_modules", ".bin", "tsx");
-  const child = spawn(tsx, ["server.ts"], {
+  const child = spawn(tsx, [...nodeArgs, "server.ts"], {
     env: {
       ...process.env,
       NODE_ENV: "production",
       METRICS_INTERVAL_S: "3600",
+      // Every response the tests see is also checked by its full zod schema (lib/http/response-shape.ts).
+      PANEL_CHECK_RESPONSES: "1",
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       ...env,
       PORT: String(port),
