@@ -57,6 +57,9 @@ const envSchema = z.object({
     .enum(["0", "1"])
     .default("0")
     .transform((value) => value === "1"),
+  // Full zod check of every API response beside the copy that is sent (lib/http/response-shape.ts):
+  // on in test servers and outside production.
+  PANEL_CHECK_RESPONSES: z.enum(["0", "1"]).optional(),
 });
 
 export type Env = ReturnType<typeof loadEnv>;
@@ -89,6 +92,7 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     metricsIntervalS: raw.METRICS_INTERVAL_S,
     metricsRetentionDays: raw.METRICS_RETENTION_DAYS,
     benchRoutes: raw.PANEL_BENCH_ROUTES,
+    checkResponses: (raw.PANEL_CHECK_RESPONSES ?? (source.NODE_ENV === "production" ? "0" : "1")) === "1",
   };
 }
 

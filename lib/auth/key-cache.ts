@@ -1,6 +1,7 @@
 import type net from "node:net";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { connection } from "@/db/client";
+import { preparedQuery } from "@/db/prepared";
 import { apiKeys, hostingAccounts } from "@/db/schema";
 import { buildAddressMatcher } from "@/lib/net/address";
 
@@ -105,10 +106,13 @@ async function cached<T>(map: Map<string, T>, cacheKey: string, load: () => Prom
   return value;
 }
 
+const keyByToken = preparedQuery((db) =>
+  db.select().from(apiKeys).where(eq(apiKeys.key, sql.placeholder("token"))).prepare("api_key_by_token"),
+);
+
 export function findKey(token: string): Promise<CachedKey | null> {
   return cached(state.keys, token, async () => {
-    const { db } = await connection();
-    const [row] = await db.select().from(apiKeys).where(eq(apiKeys.key, token));
+    const [row] = await keyByToken((await connection()).db).execute({ token });
     if (!row) return null;
     return {
       id: row.id,
@@ -124,20 +128,32 @@ export function findKey(token: string): Promise<CachedKey | null> {
   });
 }
 
+const accountRefColumns = {
+  id: hostingAccounts.id,
+  username: hostingAccounts.username,
+  status: hostingAccounts.status,
+  resellerId: hostingAccounts.resellerId,
+};
+const accountById = preparedQuery((db) =>
+  db.select(accountRefColumns).from(hostingAccounts).where(eq(hostingAccounts.id, sql.placeholder("id"))).prepare("account_ref_by_id"),
+);
+const accountByUsername = preparedQuery((db) =>
+  db
+    .select(accountRefColumns)
+    .from(hostingAccounts)
+    .where(eq(hostingAccounts.username, sql.placeholder("username")))
+    .prepare("account_ref_by_username"),
+);
+
 /** An account by id (a number) or username, as `X-Hosting-Account` names it. */
 export function findAccount(ref: number | string): Promise<AccountRef | null> {
   const cacheKey = typeof ref === "number" ? `id:${ref}` : `username:${ref}`;
   return cached(state.accounts, cacheKey, async () => {
     const { db } = await connection();
-    const [row] = await db
-      .select({
-        id: hostingAccounts.id,
-        username: hostingAccounts.username,
-        status: hostingAccounts.status,
-        resellerId: hostingAccounts.resellerId,
-      })
-      .from(hostingAccounts)
-      .where(typeof ref === "number" ? eq(hostingAccounts.id, ref) : eq(hostingAccounts.username, ref));
+    const [row] =
+      typeof ref === "number"
+        ? await accountById(db).execute({ id: ref })
+        : await accountByUsername(db).execute({ username: ref });
     return row ?? null;
   });
 }

@@ -1,6 +1,7 @@
-import { and, asc, count, eq, inArray } from "drizzle-orm";
+import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
+import { preparedQuery } from "@/db/prepared";
 import { customerDatabases, databaseGrants, databaseUsers } from "@/db/schema";
 import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
 import { AppError, notFound, pgErrorCode, validationError } from "@/lib/errors";
@@ -87,13 +88,18 @@ async function toDatabaseRecords(db: Queryable, rows: (typeof customerDatabases.
   }));
 }
 
-/** GET /api/client/databases: 404 when the account has none (SPEC.md). */
-export async function listDatabases(db: Queryable, accountId: number) {
-  const rows = await db
+const accountDatabases = preparedQuery((db) =>
+  db
     .select()
     .from(customerDatabases)
-    .where(eq(customerDatabases.accountId, accountId))
-    .orderBy(asc(customerDatabases.id));
+    .where(eq(customerDatabases.accountId, sql.placeholder("accountId")))
+    .orderBy(asc(customerDatabases.id))
+    .prepare("account_databases"),
+);
+
+/** GET /api/client/databases: 404 when the account has none (SPEC.md). */
+export async function listDatabases(db: Queryable, accountId: number) {
+  const rows = await accountDatabases(db).execute({ accountId });
   if (rows.length === 0) throw new AppError("NOT_FOUND", "No databases found");
   return toDatabaseRecords(db, rows);
 }
@@ -180,13 +186,18 @@ async function toUserRecords(db: Queryable, rows: (typeof databaseUsers.$inferSe
   }));
 }
 
-/** GET /api/client/database-users: 404 when the account has none (SPEC.md). */
-export async function listDatabaseUsers(db: Queryable, accountId: number) {
-  const rows = await db
+const accountDatabaseUsers = preparedQuery((db) =>
+  db
     .select()
     .from(databaseUsers)
-    .where(eq(databaseUsers.accountId, accountId))
-    .orderBy(asc(databaseUsers.id));
+    .where(eq(databaseUsers.accountId, sql.placeholder("accountId")))
+    .orderBy(asc(databaseUsers.id))
+    .prepare("account_database_users"),
+);
+
+/** GET /api/client/database-users: 404 when the account has none (SPEC.md). */
+export async function listDatabaseUsers(db: Queryable, accountId: number) {
+  const rows = await accountDatabaseUsers(db).execute({ accountId });
   if (rows.length === 0) throw new AppError("NOT_FOUND", "No database users found");
   return toUserRecords(db, rows);
 }

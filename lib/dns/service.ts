@@ -1,6 +1,7 @@
-import { and, asc, count, eq, ne } from "drizzle-orm";
+import { and, asc, count, eq, ne, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
+import { preparedQuery } from "@/db/prepared";
 import { dnsRecords, domains } from "@/db/schema";
 import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
 import { AppError, notFound, validationError } from "@/lib/errors";
@@ -33,12 +34,17 @@ const toRecord = (row: RecordRow): DnsRecord => ({
   updated_at: row.updatedAt.toISOString(),
 });
 
-/** One of the account's zones (404 for another account's, so existence never leaks). */
-async function findOwnedDomain(db: Queryable, accountId: number, domainId: number) {
-  const [domain] = await db
+const ownedDomain = preparedQuery((db) =>
+  db
     .select({ id: domains.id, domain: domains.domain })
     .from(domains)
-    .where(and(eq(domains.id, domainId), eq(domains.accountId, accountId)));
+    .where(and(eq(domains.id, sql.placeholder("domainId")), eq(domains.accountId, sql.placeholder("accountId"))))
+    .prepare("owned_domain"),
+);
+
+/** One of the account's zones (404 for another account's, so existence never leaks). */
+async function findOwnedDomain(db: Queryable, accountId: number, domainId: number) {
+  const [domain] = await ownedDomain(db).execute({ accountId, domainId });
   if (!domain) throw notFound("Domain");
   return domain;
 }
@@ -86,10 +92,19 @@ async function countAccountRecords(tx: Queryable, accountId: number): Promise<nu
   return total;
 }
 
+const zoneRecords = preparedQuery((db) =>
+  db
+    .select()
+    .from(dnsRecords)
+    .where(eq(dnsRecords.domainId, sql.placeholder("domainId")))
+    .orderBy(asc(dnsRecords.id))
+    .prepare("zone_records"),
+);
+
 /** GET /api/client/dns-records?domain_id=: the zone's records, SOA included. */
 export async function listDnsRecords(db: Queryable, accountId: number, domainId: number): Promise<DnsRecord[]> {
   await findOwnedDomain(db, accountId, domainId);
-  const rows = await db.select().from(dnsRecords).where(eq(dnsRecords.domainId, domainId)).orderBy(asc(dnsRecords.id));
+  const rows = await zoneRecords(db).execute({ domainId });
   return rows.map(toRecord);
 }
 

@@ -1,6 +1,7 @@
-import { and, asc, count, eq, inArray, ne } from "drizzle-orm";
+import { and, asc, count, eq, inArray, ne, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
+import { preparedQuery } from "@/db/prepared";
 import { domains, phpVersions } from "@/db/schema";
 import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
 import { createZone, nextSerial } from "@/lib/dns/zone";
@@ -64,15 +65,28 @@ function selectDomains(db: Queryable) {
     .leftJoin(phpVersions, eq(phpVersions.id, domains.phpVersionId));
 }
 
+const accountDomains = preparedQuery((db) =>
+  selectDomains(db)
+    .where(eq(domains.accountId, sql.placeholder("accountId")))
+    .orderBy(asc(domains.id))
+    .prepare("account_domains"),
+);
+
+const accountDomain = preparedQuery((db) =>
+  selectDomains(db)
+    .where(and(eq(domains.accountId, sql.placeholder("accountId")), eq(domains.id, sql.placeholder("id"))))
+    .prepare("account_domain"),
+);
+
 /** GET /api/client/domains: the account's domains, oldest first. */
 export async function listDomains(db: Queryable, accountId: number): Promise<DomainRecord[]> {
-  const rows = await selectDomains(db).where(eq(domains.accountId, accountId)).orderBy(asc(domains.id));
+  const rows = await accountDomains(db).execute({ accountId });
   return rows.map((row) => toDomainRecord(row.domain, row.php));
 }
 
 /** One of the account's domains; another account's is "not found". */
 export async function getDomainOrThrow(db: Queryable, { accountId, id }: { accountId: number; id: number }) {
-  const [row] = await selectDomains(db).where(and(eq(domains.accountId, accountId), eq(domains.id, id)));
+  const [row] = await accountDomain(db).execute({ accountId, id });
   if (!row) throw notFound("Domain");
   return toDomainRecord(row.domain, row.php);
 }

@@ -28,20 +28,41 @@ const extraRoutes: { pattern: RegExp; methods: HttpMethod[] | "any" }[] = [
   { pattern: /^\/api\/auth\/.+$/, methods: "any" },
 ];
 
-const templates = [...new Set(operations.map((operation) => operation.path))].map((path) => ({
-  pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, "[^/]+").replace(/\./g, "\\.")}/?$`),
-  methods: operations.filter((operation) => operation.path === path).map((operation) => operation.method),
-}));
-
 export type RouteMatch = { kind: "found" } | { kind: "not_found" } | { kind: "wrong_method"; allow: string[] };
+
+const FOUND: RouteMatch = { kind: "found" };
+const NOT_FOUND: RouteMatch = { kind: "not_found" };
+
+/** The answer for a path's methods, built once: found for allowed ones, else 405 with `allow`. */
+function answersFor(methods: HttpMethod[] | "any"): (method: string) => RouteMatch {
+  if (methods === "any") return () => FOUND;
+  const allow = methods.includes("GET") ? [...methods, "HEAD"] : methods;
+  const wrongMethod: RouteMatch = { kind: "wrong_method", allow };
+  return (method) => (allow.includes(method) ? FOUND : wrongMethod);
+}
+
+const paths = [...new Set(operations.map((operation) => operation.path))].map((path) => ({
+  path,
+  answer: answersFor(operations.filter((operation) => operation.path === path).map((operation) => operation.method)),
+}));
+/** Paths without parameters, found by one lookup ("/api/client/domains"; a trailing slash is allowed). */
+const literalPaths = new Map(paths.filter(({ path }) => !path.includes("{")).map(({ path, answer }) => [path, answer]));
+const patterns = [
+  ...extraRoutes.map(({ pattern, methods }) => ({ pattern, answer: answersFor(methods) })),
+  ...paths
+    .filter(({ path }) => path.includes("{"))
+    .map(({ path, answer }) => ({
+      pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, "[^/]+").replace(/\./g, "\\.")}/?$`),
+      answer,
+    })),
+];
 
 /** How the API answers a method and path before any handler runs (404 and 405 come from here). */
 export function matchApiRoute(method: string, pathname: string): RouteMatch {
-  for (const route of [...extraRoutes, ...templates]) {
-    if (!route.pattern.test(pathname)) continue;
-    if (route.methods === "any") return { kind: "found" };
-    const allow = route.methods.includes("GET") ? [...route.methods, "HEAD"] : route.methods;
-    return allow.includes(method) ? { kind: "found" } : { kind: "wrong_method", allow };
+  const literal = literalPaths.get(pathname.length > 1 && pathname.endsWith("/") ? pathname.slice(0, -1) : pathname);
+  if (literal) return literal(method);
+  for (const { pattern, answer } of patterns) {
+    if (pattern.test(pathname)) return answer(method);
   }
-  return { kind: "not_found" };
+  return NOT_FOUND;
 }
