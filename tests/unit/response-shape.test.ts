@@ -45,7 +45,7 @@ function sample(schema: z.core.$ZodType): unknown {
     case "enum":
       return Object.values((def as z.core.$ZodEnumDef).entries)[0];
     case "literal":
-      return (def as z.core.$ZodLiteralDef).values[0];
+      return [...(def as z.core.$ZodLiteralDef<z.core.util.Literal>).values][0];
     case "null":
       return null;
     case "unknown":
