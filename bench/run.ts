@@ -9,7 +9,7 @@ import { buildIfNeeded } from "../scripts/build-if-needed";
 import { type Backend, createTestDatabase } from "../tests/support/database";
 import { startServer, type TestServer } from "../tests/support/server";
 import { type CpuProfile, formatSummary, summariseProfile } from "./cpuprofile";
-import { measure, printTable, ratioToBracket, verdict } from "./support";
+import { type Measurement, measure, printTable, ratioToBracket, verdict } from "./support";
 
 // `npm run bench`: the production server, autocannon at 32 connections, 10 s per route
 // (BENCH_SECONDS), each route warmed up alike first.
@@ -22,6 +22,9 @@ import { measure, printTable, ratioToBracket, verdict } from "./support";
 //   about a third of a bare route), p99 of (c) ≤ 2 × its p50.
 //   On the embedded PGlite (the default storage): (a) and (c) again, c/a ≥ 0.5.
 //   Baselines are measured just before and just after the route they price (their mean).
+//   Each row also shows the server process's CPU per request, and each ratio its CPU-based
+//   twin: that one barely moves when other work shares the machine (PostgreSQL's own CPU is
+//   not in it).
 //
 // `npm run bench -- --profile [postgres|pglite]`: instead, a CPU profile of the server while it
 // answers (a), then (c) (node --cpu-prof, cropped to each measurement), summarised per group of
@@ -62,31 +65,45 @@ async function benchServer(backend: Backend, nodeArgs: string[] = []) {
   return {
     ...seed,
     server,
-    async stop() {
-      await server.stop();
+    async stop(graceMs?: number) {
+      await server.stop(graceMs);
       if (backend === "postgres") await connection.close();
       await database.drop();
     },
   };
 }
 
+/** Measures one route of `bench`'s server, with the server's CPU per request. */
+const measureOn = (bench: { server: TestServer }) => (label: string, path: string, headers: Record<string, string> = {}) =>
+  measure(label, `${bench.server.baseUrl}${path}`, headers, undefined, bench.server.process.pid);
+
+/** a's CPU per request over c's: what c/a would be on an otherwise idle machine, if CPU-bound. */
+function cpuRatio(measured: Measurement, ...baselines: Measurement[]) {
+  const cpu = baselines.map((row) => row.serverCpuUsPerRequest);
+  if (measured.serverCpuUsPerRequest === null || cpu.includes(null)) return;
+  const baseline = (cpu as number[]).reduce((sum, value) => sum + value, 0) / cpu.length;
+  console.log(`  by server CPU per request: ${(baseline / measured.serverCpuUsPerRequest).toFixed(3)} (information)`);
+}
+
 async function benchPostgres() {
   const bench = await benchServer("postgres");
   try {
-    const base = bench.server.baseUrl;
-    const unauthenticated = `${base}/api/bench/account-domains?account=${bench.accountId}`;
-    await measure("warm-up", `${base}${BARE}`, {}, 2);
-    await measure("warm-up", unauthenticated, {}, 2);
-    await measure("warm-up", `${base}${CLIENT_DOMAINS}`, bench.headers, 2);
-    const bareBefore = await measure("(a) bare constant JSON, before", `${base}${BARE}`);
-    const queryBefore = await measure("(b) same list query, no auth, before", unauthenticated);
-    const authed = await measure("(c) GET /api/client/domains with key", `${base}${CLIENT_DOMAINS}`, bench.headers);
-    const queryAfter = await measure("(b) same list query, no auth, after", unauthenticated);
-    const bareAfter = await measure("(a) bare constant JSON, after", `${base}${BARE}`);
+    const run = measureOn(bench);
+    const unauthenticated = `/api/bench/account-domains?account=${bench.accountId}`;
+    await measure("warm-up", `${bench.server.baseUrl}${BARE}`, {}, 2);
+    await measure("warm-up", `${bench.server.baseUrl}${unauthenticated}`, {}, 2);
+    await measure("warm-up", `${bench.server.baseUrl}${CLIENT_DOMAINS}`, bench.headers, 2);
+    const bareBefore = await run("(a) bare constant JSON, before", BARE);
+    const queryBefore = await run("(b) same list query, no auth, before", unauthenticated);
+    const authed = await run("(c) GET /api/client/domains with key", CLIENT_DOMAINS, bench.headers);
+    const queryAfter = await run("(b) same list query, no auth, after", unauthenticated);
+    const bareAfter = await run("(a) bare constant JSON, after", BARE);
     console.log("\nPostgreSQL");
     printTable([bareBefore, queryBefore, authed, queryAfter, bareAfter]);
     verdict("c/b (authentication cost; b before and after)", ratioToBracket(authed, queryBefore, queryAfter), 0.9);
+    cpuRatio(authed, queryBefore, queryAfter);
     verdict("c/a (one authenticated read against no read; a before and after)", ratioToBracket(authed, bareBefore, bareAfter), 0.65);
+    cpuRatio(authed, bareBefore, bareAfter);
     verdict("p99/p50 of (c)", authed.p99Ms / authed.p50Ms, 2, "≤");
   } finally {
     await bench.stop();
@@ -96,15 +113,16 @@ async function benchPostgres() {
 async function benchPglite() {
   const bench = await benchServer("pglite");
   try {
-    const base = bench.server.baseUrl;
-    await measure("warm-up", `${base}${BARE}`, {}, 2);
-    await measure("warm-up", `${base}${CLIENT_DOMAINS}`, bench.headers, 2);
-    const bareBefore = await measure("(a) bare constant JSON, before", `${base}${BARE}`);
-    const authed = await measure("(c) GET /api/client/domains with key", `${base}${CLIENT_DOMAINS}`, bench.headers);
-    const bareAfter = await measure("(a) bare constant JSON, after", `${base}${BARE}`);
+    const run = measureOn(bench);
+    await measure("warm-up", `${bench.server.baseUrl}${BARE}`, {}, 2);
+    await measure("warm-up", `${bench.server.baseUrl}${CLIENT_DOMAINS}`, bench.headers, 2);
+    const bareBefore = await run("(a) bare constant JSON, before", BARE);
+    const authed = await run("(c) GET /api/client/domains with key", CLIENT_DOMAINS, bench.headers);
+    const bareAfter = await run("(a) bare constant JSON, after", BARE);
     console.log("\nPGlite (embedded, the default storage)");
     printTable([bareBefore, authed, bareAfter]);
     verdict("c/a on PGlite (a before and after)", ratioToBracket(authed, bareBefore, bareAfter), 0.5);
+    cpuRatio(authed, bareBefore, bareAfter);
   } finally {
     await bench.stop();
   }
@@ -130,7 +148,8 @@ async function profile(backend: Backend) {
       windows.push({ label, from, to: monotonicMicros(), requests: result.requests });
     }
   } finally {
-    await bench.stop();
+    // The profile is written at exit: a long one takes a while.
+    await bench.stop(120_000);
   }
   // Each thread writes a profile (tsx's module loader runs in one of its own): the server's
   // is the one that was busy while the routes were measured.
@@ -140,6 +159,7 @@ async function profile(backend: Backend) {
     .map((file) => ({ file, profile: JSON.parse(fs.readFileSync(file, "utf8")) as CpuProfile }));
   const busy = (profile: CpuProfile) => windows.reduce((ms, window) => ms + summariseProfile(profile, window).totalMs, 0);
   const server = profiles.sort((x, y) => busy(y.profile) - busy(x.profile))[0];
+  if (!server) throw new Error(`the server (exit ${bench.server.process.exitCode}, signal ${bench.server.process.signalCode}) wrote no profile; its output:\n${bench.server.output().slice(-3000)}`);
   for (const window of windows) {
     console.log(`\n### ${window.label} on ${backend}, profiled\n`);
     console.log(formatSummary(summariseProfile(server.profile, window), window.requests));

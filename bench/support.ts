@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import autocannon from "autocannon";
 
 export interface Measurement {
@@ -9,16 +10,36 @@ export interface Measurement {
   non2xx: number;
   /** Requests answered in the measurement. */
   requests: number;
+  /** The server process's CPU (user + system) per request, µs; null when not measured. */
+  serverCpuUsPerRequest: number | null;
 }
 
-/** autocannon at 32 connections for `seconds` against one URL. */
+/** CPU time a process has used so far (utime + stime of /proc/PID/stat), µs; null off Linux. */
+function processCpuMicros(pid: number): number | null {
+  try {
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    const ticksPerSecond = 100; // USER_HZ, 100 on Linux
+    return ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond) * 1e6;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * autocannon at 32 connections for `seconds` against one URL. With `serverPid`, also the server's
+ * CPU per request: unlike req/s, it barely moves when other work shares the machine.
+ */
 export async function measure(
   label: string,
   url: string,
   headers: Record<string, string> = {},
   seconds = Number(process.env.BENCH_SECONDS ?? 10),
+  serverPid?: number,
 ): Promise<Measurement> {
+  const cpuBefore = serverPid ? processCpuMicros(serverPid) : null;
   const result = await autocannon({ url, connections: 32, duration: seconds, headers });
+  const cpuAfter = serverPid ? processCpuMicros(serverPid) : null;
   return {
     label,
     requestsPerSecond: result.requests.average,
@@ -27,18 +48,24 @@ export async function measure(
     errors: result.errors,
     non2xx: result.non2xx,
     requests: result.requests.total,
+    serverCpuUsPerRequest:
+      cpuBefore !== null && cpuAfter !== null && result.requests.total > 0
+        ? (cpuAfter - cpuBefore) / result.requests.total
+        : null,
   };
 }
 
 export function printTable(rows: Measurement[]) {
-  console.log("\n| route | req/s | p50 ms | p99 ms | errors | non-2xx |\n|---|---:|---:|---:|---:|---:|");
+  console.log(
+    "\n| route | req/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs/request |\n|---|---:|---:|---:|---:|---:|---:|",
+  );
   for (const row of rows) {
+    const cpu = row.serverCpuUsPerRequest === null ? "–" : row.serverCpuUsPerRequest.toFixed(0);
     console.log(
-      `| ${row.label} | ${row.requestsPerSecond.toFixed(0)} | ${row.p50Ms} | ${row.p99Ms} | ${row.errors} | ${row.non2xx} |`,
+      `| ${row.label} | ${row.requestsPerSecond.toFixed(0)} | ${row.p50Ms} | ${row.p99Ms} | ${row.errors} | ${row.non2xx} | ${cpu} |`,
     );
   }
 }
-
 
 /**
  * `measured` against a baseline measured just before and just after it (their mean), so that a

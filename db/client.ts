@@ -90,7 +90,8 @@ export async function openConnection(target: DatabaseTarget): Promise<Connection
       db,
       kind: "pglite",
       async readAuthGeneration() {
-        const { rows } = await client.query<{ value: string | number }>("select value from auth_generation where id = 1");
+        // The simple protocol: one call into PGlite instead of query()'s parse, bind, execute.
+        const [{ rows }] = await client.exec("select value from auth_generation where id = 1");
         return rows[0] ? Number(rows[0].value) : null;
       },
       migrate: () => migratePglite(db as never, { migrationsFolder }),

@@ -9,7 +9,8 @@ export interface TestServer {
   port: number;
   process: ChildProcess;
   output(): string;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export async function freePort(): Promise<number> {
@@ -23,11 +24,14 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** `nodeArgs`: flags for the server's node process (tsx passes them on), e.g. `--cpu-prof`. */
+/**
+ * `nodeArgs`: flags for the server's node process, e.g. `--cpu-prof`. Node runs server.ts through
+ * tsx's loader in one process: the `tsx` command would put a parent in between that SIGKILLs a
+ * server too busy to acknowledge SIGTERM within 30 ms, losing its shutdown (and any profile).
+ */
 export async function startServer(env: Record<string, string>, nodeArgs: string[] = []): Promise<TestServer> {
   const port = await freePort();
-  const tsx = path.join(process.cwd(), "node_modules", ".bin", "tsx");
-  const child = spawn(tsx, [...nodeArgs, "server.ts"], {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "server.ts"], {
     env: {
       ...process.env,
       NODE_ENV: "production",
@@ -64,11 +68,11 @@ export async function startServer(env: Record<string, string>, nodeArgs: string[
     port,
     process: child,
     output: () => output,
-    async stop() {
+    async stop(graceMs = 10_000) {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
       await exited;
       clearTimeout(timer);
     },
