@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AuthFailure, authenticate, type Principal } from "@/lib/auth/authenticate";
 import type { AccountRef } from "@/lib/auth/key-cache";
 import { AppError } from "@/lib/errors";
+import { BodyTooLargeError, readBoundedText } from "./body";
 import { clientAddressOf } from "./client-address";
 import type { Operation } from "./operation";
 import { errorResponse, fieldErrorsOf, json, toErrorResponse, validationMessage } from "./respond";
@@ -36,7 +37,13 @@ class RequestError extends Error {
 
 async function readBody(request: Request, operation: Operation): Promise<unknown> {
   if (!operation.body) return undefined;
-  const text = await request.text();
+  let text: string;
+  try {
+    text = await readBoundedText(request);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw new RequestError(errorResponse(413, error.message));
+    throw error;
+  }
   if (text.trim() === "") {
     if (operation.bodyOptional) return undefined;
     throw new RequestError(errorResponse(400, "A JSON body is required"));
