@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import http from "node:http";
+import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { testBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
@@ -85,6 +86,18 @@ for (const backend of testBackends()) {
       const answer = await apiClient(env.server.baseUrl, env.seed.aliceKey).post("/api/client/dns-records", body);
       assert.notEqual(answer.status, 413);
       assert.ok(answer.status < 500, `answered ${answer.status}`);
+    });
+
+    test("a client that stalls in its headers loses its connection after 10 s (408), not 60 s", async () => {
+      const socket = net.connect(env.server.port, "127.0.0.1");
+      const started = performance.now();
+      socket.write("POST /api/client/dns-records HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl");
+      let answer = "";
+      socket.on("data", (chunk) => (answer += chunk));
+      await new Promise((resolve) => socket.once("close", resolve));
+      const seconds = (performance.now() - started) / 1000;
+      assert.match(answer, /^HTTP\/1\.1 408/);
+      assert.ok(seconds >= 9 && seconds < 13, `closed after ${seconds.toFixed(1)} s`);
     });
 
     test("16 concurrent 56 MB bodies leave the server alive and answering others promptly", async () => {
