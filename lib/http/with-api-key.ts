@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AuthFailure, authenticate, type Principal } from "@/lib/auth/authenticate";
 import type { AccountRef } from "@/lib/auth/key-cache";
 import { AppError } from "@/lib/errors";
+import { BodyTooLargeError, readBoundedText } from "./body";
 import { clientAddressOf } from "./client-address";
 import type { Operation } from "./operation";
 import { errorResponse, fieldErrorsOf, json, toErrorResponse, validationMessage } from "./respond";
@@ -36,7 +37,14 @@ class RequestError extends Error {
 }
 
 async function readBody(request: Request, operation: Operation): Promise<unknown> {
-  const text = await request.text();
+  if (!operation.body) return undefined;
+  let text: string;
+  try {
+    text = await readBoundedText(request);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw new RequestError(errorResponse(413, error.message));
+    throw error;
+  }
   if (text.trim() === "") {
     if (operation.bodyOptional) return undefined;
     throw new RequestError(errorResponse(400, "A JSON body is required"));
@@ -90,7 +98,7 @@ export function withApiKey<Op extends Operation>(
       const query = operation.query
         ? parseOrReject(operation.query, Object.fromEntries(new URL(request.url).searchParams))
         : undefined;
-      const rawBody = operation.body ? await readBody(request, operation) : undefined;
+      const rawBody = await readBody(request, operation);
       // An optional body that was left out stays undefined (ApiContext's type says so).
       const body = rawBody === undefined ? undefined : parseOrReject(operation.body, rawBody);
 
