@@ -62,9 +62,9 @@ export async function listAdminUsers(db: Queryable): Promise<AdminRecord[]> {
 }
 
 /**
- * Disables or enables an admin. Disabling ends their sessions at once (the session check reads
- * is_enabled) and is refused for the last enabled admin, who would lock everyone out: the
- * enabled rows are locked first, so two admins disabling each other cannot both succeed.
+ * Disables or enables an admin. Disabling ends their sessions at once and for good, and is refused
+ * for the last enabled admin, who would lock everyone out: the enabled rows are locked first, so
+ * two admins disabling each other cannot both succeed.
  */
 export async function setAdminEnabled(db: Database, id: number, enabled: boolean, actor: Actor): Promise<AdminRecord> {
   return db.transaction(async (tx) => {
@@ -74,7 +74,9 @@ export async function setAdminEnabled(db: Database, id: number, enabled: boolean
     if (!enabled && enabledIds.length === 1 && enabledIds[0] === id) {
       throw validationError("is_enabled", "cannot be turned off for the last enabled admin");
     }
-    const [row] = await tx.update(adminUsers).set({ isEnabled: enabled }).where(eq(adminUsers.id, id)).returning();
+    // Disabling also moves the session generation, so enabling again does not revive old sessions.
+    const sessionGeneration = enabled ? adminUsers.sessionGeneration : sql`${adminUsers.sessionGeneration} + 1`;
+    const [row] = await tx.update(adminUsers).set({ isEnabled: enabled, sessionGeneration }).where(eq(adminUsers.id, id)).returning();
     if (!row) throw notFound("Admin");
     await recordAudit(tx, actor, { action: enabled ? "admin_user.enable" : "admin_user.disable", targetType: "admin_user", targetId: id });
     return toRecord(row);
