@@ -13,7 +13,7 @@ import { requireAdminSession } from "./session";
  */
 export async function runAdminFormAction<Result, Reply = never>(
   listPath: string,
-  change: (db: Database, actor: Actor) => Promise<Result>,
+  change: (db: Database, actor: Extract<Actor, { type: "admin_user" }>) => Promise<Result>,
   reply?: (result: Result) => Reply,
 ): Promise<FormState | { saved: Reply }> {
   const { admin, db } = await requireAdminSession();

@@ -15,6 +15,10 @@ export const signInSchema = z.object({
   password: z.string().min(1, "is required"),
 });
 
+/** Whether an admin may sign in (admins page). */
+export const adminStatusSchema = z.object({ is_enabled: z.boolean() });
+export type AdminStatusInput = z.input<typeof adminStatusSchema>;
+
 /** Another admin's new password (admins page, CLI). */
 export const setPasswordSchema = z.object({ password });
 export type SetPasswordInput = z.input<typeof setPasswordSchema>;

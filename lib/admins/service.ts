@@ -1,8 +1,9 @@
-import { asc, count, eq, sql } from "drizzle-orm";
+import { asc, count, eq, ilike, or, sql } from "drizzle-orm";
 import type { Database, Queryable, Transaction } from "@/db/client";
 import { adminUsers } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
+import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
 import { hashPassword, verifyPassword } from "./password";
 import {
   type AdminRecord,
@@ -59,6 +60,21 @@ export async function findAdminByEmail(db: Queryable, email: string) {
 
 export async function listAdminUsers(db: Queryable): Promise<AdminRecord[]> {
   return (await db.select().from(adminUsers).orderBy(asc(adminUsers.id))).map(toRecord);
+}
+
+/** The admins page's list: searched by email or name, paged. */
+export async function listAdminUsersPage(db: Queryable, query: ListQuery): Promise<ListPage<AdminRecord>> {
+  const { search, ...window } = listQuerySchema.parse(query);
+  const where = search ? or(ilike(adminUsers.email, containsPattern(search)), ilike(adminUsers.name, containsPattern(search))) : undefined;
+  const rowsQuery = db.select().from(adminUsers).where(where).orderBy(asc(adminUsers.email)).$dynamic();
+  const [rows, [{ total }]] = await Promise.all([paged(rowsQuery, window), db.select({ total: count() }).from(adminUsers).where(where)]);
+  return { rows: rows.map(toRecord), total };
+}
+
+export async function getAdminUser(db: Queryable, id: number): Promise<AdminRecord> {
+  const [row] = await db.select().from(adminUsers).where(eq(adminUsers.id, id));
+  if (!row) throw notFound("Admin");
+  return toRecord(row);
 }
 
 /**

@@ -58,6 +58,7 @@ function fillRoute(template: string, seeded: Seed): string {
     resellers: seeded.reseller.id,
     "php-versions": seeded.php.id,
     "api-keys": seeded.adminKey.id,
+    admins: seeded.admin.id,
   };
   const parts = template.split("/");
   return parts.map((part, index) => (/^\[.+\]$/.test(part) ? String(ids[parts[index - 1]] ?? 1) : part)).join("/");

@@ -2,10 +2,10 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { PageHeader } from "@/components/page-header";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { listQueryFromUrl } from "@/lib/list-query";
 import { listPhpVersionsPage } from "@/lib/php/service";
 import { PhpVersionsTable } from "./php-versions-table";
-import { requireAdminSession } from "@/lib/admin-session/session";
 
 export const metadata: Metadata = { title: "PHP versions" };
 

@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
 import { Breadcrumbs } from "@/components/breadcrumbs";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { CreateAccountForm } from "../account-forms";
 import { accountFormOptions } from "../form-options";
-import { requireAdminSession } from "@/lib/admin-session/session";
 
 export const metadata: Metadata = { title: "Create hosting account" };
 

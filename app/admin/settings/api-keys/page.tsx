@@ -2,10 +2,10 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { PageHeader } from "@/components/page-header";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { listApiKeys } from "@/lib/api-keys/service";
 import { listQueryFromUrl } from "@/lib/list-query";
 import { ApiKeysTable } from "./api-keys-table";
-import { requireAdminSession } from "@/lib/admin-session/session";
 
 export const metadata: Metadata = { title: "API Keys" };
 

@@ -2,10 +2,10 @@ import type { Metadata } from "next";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { recordOr404 } from "@/app/admin/record-or-404";
 import { getAccount } from "@/lib/accounts/service";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { getReseller } from "@/lib/resellers/service";
 import { AccountAdminForm } from "../../account-forms";
 import { accountFormOptions } from "../../form-options";
-import { requireAdminSession } from "@/lib/admin-session/session";
 
 export const metadata: Metadata = { title: "Edit hosting account" };
 

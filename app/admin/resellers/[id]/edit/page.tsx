@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { recordOr404 } from "@/app/admin/record-or-404";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { getReseller } from "@/lib/resellers/service";
 import { ResellerForm } from "../../reseller-form";
-import { requireAdminSession } from "@/lib/admin-session/session";
 
 export const metadata: Metadata = { title: "Edit reseller" };
 

@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
 import { Breadcrumbs } from "@/components/breadcrumbs";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { ApiKeyForm } from "../api-key-form";
 import { keyFormOptions } from "../form-options";
-import { requireAdminSession } from "@/lib/admin-session/session";
 
 export const metadata: Metadata = { title: "Create API key" };
 

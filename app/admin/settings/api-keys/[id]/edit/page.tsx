@@ -1,10 +1,10 @@
 import type { Metadata } from "next";
 import { Breadcrumbs } from "@/components/breadcrumbs";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { getApiKey } from "@/lib/api-keys/service";
 import { recordOr404 } from "@/app/admin/record-or-404";
 import { ApiKeyForm } from "../../api-key-form";
 import { keyFormOptions } from "../../form-options";
-import { requireAdminSession } from "@/lib/admin-session/session";
 
 export const metadata: Metadata = { title: "Edit API key" };
 
