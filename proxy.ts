@@ -16,7 +16,10 @@ export async function proxy(request: NextRequest) {
   login.pathname = "/login";
   login.search = "";
   login.searchParams.set("callbackUrl", back.pathname + back.search);
-  const response = NextResponse.redirect(login);
+  // A form's server action is a fetch: the browser's router follows this header, not a 3xx.
+  const response = request.headers.has("next-action")
+    ? new NextResponse(null, { headers: { "x-action-redirect": `${login.pathname}${login.search};replace` } })
+    : NextResponse.redirect(login);
   // A cookie that no longer opens a session is dropped, so the browser stops sending it.
   if (cookie) response.cookies.delete(sessionCookieName());
   return response;

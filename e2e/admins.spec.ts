@@ -32,6 +32,7 @@ test("create an admin, reset their password, let them change their own, disable 
   await expect(page.getByRole("heading", { name: "Admins" })).toBeVisible();
   await expect(page.getByText("admin@example.com (you)")).toBeVisible();
   await page.getByRole("link", { name: "Create admin" }).click();
+  await expect(page.getByRole("heading", { name: "Create admin" })).toBeVisible();
   await page.getByLabel("Email").fill("second@example.com");
   await page.getByLabel("Name").fill("Second Admin");
   await page.getByLabel("Password").fill("short");
@@ -91,9 +92,19 @@ test("create an admin, reset their password, let them change their own, disable 
   await expect(page.getByRole("row", { name: /admin@example\.com/ })).toContainText("Enabled");
 });
 
-test("signing out ends the session: the pages are gone and sign-in is asked for", async ({ page }) => {
+test("signing out ends the admin's sessions: a form left open elsewhere is sent to sign in, nothing saved", async ({ page, browser }) => {
   await signIn(page);
+  const elsewhere = await signInAs(browser, state().admin.email, state().admin.password);
+  await elsewhere.goto(`${state().baseUrl}/admin/plans/create`);
+  await elsewhere.getByLabel("Name").fill("never-saved-plan");
+
   await page.getByRole("button", { name: "Sign out" }).click();
   await expect(page).toHaveURL(/\/login/);
   await expectSignedOut(page);
+
+  await elsewhere.getByRole("button", { name: "Create", exact: true }).click();
+  await expect(elsewhere).toHaveURL(/\/login\?callbackUrl=%2Fadmin%2Fplans%2Fcreate$/);
+  await signIn(page);
+  await page.goto(`${state().baseUrl}/admin/plans?search=never-saved`);
+  await expect(page.getByText("No plan matches")).toBeVisible();
 });
