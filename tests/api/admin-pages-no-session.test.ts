@@ -161,7 +161,9 @@ for (const backend of testBackends()) {
           const location = actionRedirect ?? response.headers.get("location");
           const target = location ? new URL(location, env.server.baseUrl) : null;
           const problems: string[] = [];
-          if ((response.status < 300 || response.status > 399) && !(actionRedirect && response.status === 200)) problems.push(`status ${response.status}`);
+          if (visitor.method === "POST" ? !(actionRedirect && response.status === 200) : response.status < 300 || response.status > 399) {
+            problems.push(`status ${response.status}${visitor.method === "POST" ? " without x-action-redirect" : ""}`);
+          }
           if (target?.pathname !== "/login") problems.push(`location ${location}`);
           else if (target.searchParams.get("callbackUrl") !== url) problems.push(`callbackUrl ${target.searchParams.get("callbackUrl")}`);
           const leaked = secrets.filter((secret) => body.includes(secret));
