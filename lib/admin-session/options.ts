@@ -70,10 +70,8 @@ async function buildOptions(): Promise<NextAuthOptions> {
     logger: {
       // An ended session asking for itself is expected, not an error worth a stack trace.
       error(code, metadata) {
-        if (code !== "JWT_SESSION_ERROR") console.error(`[next-auth] ${code}`, metadata);
+        if (code !== "JWT_SESSION_ERROR") console.error(`[next-auth][error][${code}]`, metadata);
       },
-      warn() {},
-      debug() {},
     },
   };
 }
