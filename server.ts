@@ -9,6 +9,7 @@ import { ConfigError, env } from "@/lib/env";
 import { BODY_TOO_LARGE_MESSAGE, declaresTooLargeBody } from "@/lib/http/body";
 import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from "@/lib/http/client-address";
 import { matchApiRoute } from "@/lib/http/registry";
+import { securityHeaders } from "@/lib/http/security-headers";
 import { buildAddressMatcher } from "@/lib/net/address";
 
 // The panel's HTTP server: Next.js behind a thin layer that (1) answers unknown /api paths with
@@ -45,6 +46,7 @@ export async function startServer(): Promise<http.Server> {
       return sendJson(res, 413, { error: BODY_TOO_LARGE_MESSAGE });
     }
     const pathname = (req.url ?? "/").split("?")[0];
+    for (const [name, value] of Object.entries(securityHeaders(pathname))) res.setHeader(name, value);
     if (pathname === "/api" || pathname.startsWith("/api/")) {
       const isBenchRoute = config.benchRoutes && pathname.startsWith("/api/bench/");
       const match = isBenchRoute ? { kind: "found" as const } : matchApiRoute(req.method ?? "GET", pathname);

@@ -3,7 +3,17 @@
 import { zodResolver } from "@hookform/resolvers/zod";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { type BaseSyntheticEvent, type InputHTMLAttributes, type ReactNode, useState } from "react";
+import {
+  type BaseSyntheticEvent,
+  createContext,
+  type FormEvent,
+  type InputHTMLAttributes,
+  type ReactNode,
+  useContext,
+  useEffect,
+  useRef,
+  useState,
+} from "react";
 import {
   type DefaultValues,
   type FieldValues,
@@ -202,6 +212,24 @@ export function CheckboxField<Values extends FieldValues>({
   );
 }
 
+/**
+ * Fields edited entry by entry (an address typed, then "Add") register here how to take in text
+ * typed but not added. On submit every such field takes it in first, or refuses it at the field,
+ * and then nothing is sent: what the admin typed is never silently dropped.
+ */
+const PendingEntries = createContext<Map<string, () => boolean> | null>(null);
+
+/** For an entry-by-entry field: `takeIn` adds the pending text (true) or shows why not (false). */
+export function usePendingEntry(name: string, takeIn: () => boolean) {
+  const registry = useContext(PendingEntries);
+  const latest = useRef(takeIn);
+  latest.current = takeIn;
+  useEffect(() => {
+    registry?.set(name, () => latest.current());
+    return () => void registry?.delete(name);
+  }, [registry, name]);
+}
+
 /** The form element: the message of a refused save on top, then the fields, then the buttons. */
 export function AdminForm<Values extends FieldValues>({
   form,
@@ -222,26 +250,34 @@ export function AdminForm<Values extends FieldValues>({
   cancelHref?: string;
   children: ReactNode;
 }) {
+  const [pending] = useState(() => new Map<string, () => boolean>());
+  function submit(event: FormEvent<HTMLFormElement>) {
+    const takenIn = [...pending.values()].map((takeIn) => takeIn());
+    if (takenIn.every(Boolean)) return onSubmit(event);
+    event.preventDefault();
+  }
   return (
-    <form onSubmit={onSubmit} noValidate className="form">
-      {message && (
-        <p className="alert" role="alert">
-          {message}
-        </p>
-      )}
-      {children}
-      <div className="actions">
-        <button className="primary" type="submit" disabled={form.formState.isSubmitting}>
-          {submitLabel}
-        </button>
-        {moreButtons}
-        {cancelHref && (
-          <Link className="button" href={cancelHref}>
-            Cancel
-          </Link>
+    <PendingEntries.Provider value={pending}>
+      <form onSubmit={submit} noValidate className="form">
+        {message && (
+          <p className="alert" role="alert">
+            {message}
+          </p>
         )}
-      </div>
-    </form>
+        {children}
+        <div className="actions">
+          <button className="primary" type="submit" disabled={form.formState.isSubmitting}>
+            {submitLabel}
+          </button>
+          {moreButtons}
+          {cancelHref && (
+            <Link className="button" href={cancelHref}>
+              Cancel
+            </Link>
+          )}
+        </div>
+      </form>
+    </PendingEntries.Provider>
   );
 }
 

@@ -107,6 +107,33 @@ test("IP and endpoint restrictions set in the form are enforced by the API", asy
   expect((await api("/api/client/domains", byEndpoint, "alice")).status).toBe(403);
 });
 
+test("an address typed but not added is kept on Create, or refused there with no key created", async ({ page }) => {
+  await signIn(page);
+  const base = state().baseUrl;
+  await page.goto(`${base}/admin/settings/api-keys/create`);
+  await page.getByLabel("Name").fill("Typed not added");
+  await page.getByLabel("IP Restriction").fill("not-an-address");
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  await expect(page.locator("#new-ip-error")).toContainText('"not-an-address" is not an IPv4/IPv6 address or CIDR range');
+  await expect(page.getByTestId("created-key")).toHaveCount(0);
+  await page.goto(`${base}/admin/settings/api-keys?search=Typed`);
+  await expect(page.getByText("No API key matches")).toBeVisible();
+
+  await page.goto(`${base}/admin/settings/api-keys/create`);
+  await page.getByLabel("Name").fill("Typed not added");
+  await page.getByLabel("IP Restriction").fill("198.51.100.7");
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  const created = {
+    key: (await page.getByTestId("created-key").textContent())!,
+    secret: (await page.getByTestId("created-secret").textContent())!,
+  };
+  // The test runs from 127.0.0.1: only the typed address may use the key.
+  expect((await api("/api/client/account", created, "alice")).status).toBe(403);
+  await page.goto(`${base}/admin/settings/api-keys?search=Typed`);
+  await page.getByRole("link", { name: "Edit Typed not added" }).click();
+  await expect(page.getByRole("list", { name: "Allowed addresses" })).toHaveText("198.51.100.7Remove");
+});
+
 test("an SSO link from the API signs the browser in", async ({ browser }) => {
   const { baseUrl, adminKey } = state();
   const response = await fetch(`${baseUrl}/api/admin/generate-sso-token`, {

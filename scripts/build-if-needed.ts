@@ -6,7 +6,7 @@ import path from "node:path";
 
 const root = process.cwd();
 const buildIdPath = path.join(root, ".next", "BUILD_ID");
-const sources = ["app", "components", "lib", "db", "public", "next.config.ts", "package.json", "server.ts", "instrumentation.ts"];
+const sources = ["app", "components", "lib", "db", "public", "next.config.ts", "package.json", "server.ts", "proxy.ts", "instrumentation.ts"];
 
 function newestMtime(entry: string): number {
   const full = path.join(root, entry);

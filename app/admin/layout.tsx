@@ -7,10 +7,10 @@ import { requireAdminSession } from "@/lib/admin-session/session";
 // Rendered per request: it reads the session and the database.
 export const dynamic = "force-dynamic";
 
-// Every /admin page: signed-in admins only (checked here on the server, and again by each
-// server action).
+// Every /admin page: signed-in admins only. proxy.ts turns everyone else away before rendering,
+// and every page and server action checks the session again where it reads (requireAdminSession).
 export default async function AdminLayout({ children }: { children: ReactNode }) {
-  const session = await requireAdminSession();
+  const { admin } = await requireAdminSession();
   return (
     <div className="shell">
       <aside className="sidebar">
@@ -26,13 +26,14 @@ export default async function AdminLayout({ children }: { children: ReactNode })
           <NavLink href="/admin/php-versions">PHP versions</NavLink>
           <div className="group">Settings › Security</div>
           <NavLink href="/admin/settings/api-keys">API Keys</NavLink>
+          <NavLink href="/admin/settings/admins">Admins</NavLink>
         </nav>
       </aside>
       <div className="main">
         <div className="topbar">
           <span />
           <span className="actions">
-            <span>{session.email}</span>
+            <span>{admin.email}</span>
             <SignOutButton />
           </span>
         </div>

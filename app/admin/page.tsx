@@ -1,12 +1,14 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { MetricsCharts } from "@/components/metrics-charts";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { getMetricsHistory, getMetricsStats, getServiceHistory, getSystemInfo } from "@/lib/metrics/service";
 import { clearDashboardCache } from "./actions";
 
 export const metadata: Metadata = { title: "Dashboard" };
 
 export default async function DashboardPage() {
+  await requireAdminSession();
   const [history, stats, system, services] = await Promise.all([
     getMetricsHistory(60),
     getMetricsStats(),

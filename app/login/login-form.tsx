@@ -4,8 +4,8 @@ import { signIn } from "next-auth/react";
 import { AdminForm, InputField, useAdminForm } from "@/components/form";
 import { signInSchema } from "@/lib/admins/schemas";
 
-/** Email and password through next-auth's credentials provider; on success, the dashboard. */
-export function LoginForm() {
+/** Email and password through next-auth's credentials provider; on success, `next` (an admin page). */
+export function LoginForm({ next }: { next: string }) {
   const { form, message, onSubmit } = useAdminForm({
     schema: signInSchema,
     defaultValues: { email: "", password: "" },
@@ -14,7 +14,7 @@ export function LoginForm() {
       if (result?.ok) return null;
       return { error: result?.error && result.error !== "CredentialsSignin" ? result.error : "Wrong email or password." };
     },
-    doneHref: "/admin",
+    doneHref: next,
   });
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Sign in">

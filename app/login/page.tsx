@@ -8,12 +8,17 @@ export const dynamic = "force-dynamic";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-export default async function LoginPage() {
-  if (await getAdminSession()) redirect("/admin");
+/** Where to go after signing in: the admin page that sent the visitor here, never another site. */
+const afterSignIn = (callbackUrl: unknown) =>
+  typeof callbackUrl === "string" && /^\/admin(?:[/?#]|$)/.test(callbackUrl) ? callbackUrl : "/admin";
+
+export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const next = afterSignIn((await searchParams).callbackUrl);
+  if (await getAdminSession()) redirect(next);
   return (
     <main className="auth card">
       <h1>Sign in to the Hosting Panel</h1>
-      <LoginForm />
+      <LoginForm next={next} />
     </main>
   );
 }

@@ -1,4 +1,4 @@
-import { integer, pgTable, text } from "drizzle-orm/pg-core";
+import { boolean, integer, pgTable, text } from "drizzle-orm/pg-core";
 import { createdAt, updatedAt } from "./columns";
 
 export const adminUsers = pgTable("admin_users", {
@@ -7,6 +7,11 @@ export const adminUsers = pgTable("admin_users", {
   name: text("name").notNull().default(""),
   // scrypt: "scrypt$N$r$p$salt$hash" (see lib/admins/password.ts)
   passwordHash: text("password_hash").notNull(),
+  // A disabled admin cannot sign in, and their sessions end.
+  isEnabled: boolean("is_enabled").notNull().default(true),
+  // Carried in each session token; bumping it (sign-out, password change) ends every session
+  // issued before. See lib/admin-session/session.ts.
+  sessionGeneration: integer("session_generation").notNull().default(0),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

@@ -1,5 +1,5 @@
 import { revalidatePath } from "next/cache";
-import { type Database, getDb } from "@/db/client";
+import type { Database } from "@/db/client";
 import type { Actor } from "@/lib/audit/service";
 import { type FormState, formError } from "./form-state";
 import { requireAdminSession } from "./session";
@@ -13,13 +13,13 @@ import { requireAdminSession } from "./session";
  */
 export async function runAdminFormAction<Result, Reply = never>(
   listPath: string,
-  change: (db: Database, actor: Actor) => Promise<Result>,
+  change: (db: Database, actor: Extract<Actor, { type: "admin_user" }>) => Promise<Result>,
   reply?: (result: Result) => Reply,
 ): Promise<FormState | { saved: Reply }> {
-  const session = await requireAdminSession();
+  const { admin, db } = await requireAdminSession();
   let result: Result;
   try {
-    result = await change(await getDb(), { type: "admin_user", id: session.adminUserId });
+    result = await change(db, { type: "admin_user", id: admin.adminUserId });
   } catch (error) {
     return formError(error);
   }

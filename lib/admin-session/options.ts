@@ -2,18 +2,19 @@ import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { encode } from "next-auth/jwt";
 import { getDb } from "@/db/client";
-import { getAuthSecret } from "@/lib/admins/auth-secret";
 import { verifyPassword } from "@/lib/admins/password";
-import { findAdminByEmail } from "@/lib/admins/service";
+import { endAdminSessions, findAdminByEmail } from "@/lib/admins/service";
 import { env } from "@/lib/env";
 import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
+import { SESSION_MAX_AGE_S, adminOfToken, sessionClaims, sessionCookieName, sessionSecret } from "./session";
 import { isThrottled, recordFailure, recordSuccess } from "./sign-in-throttle";
 
-// Admin sessions: next-auth v4, JWT strategy, email + password of admin_users. The signing
-// secret is AUTH_SECRET or the one kept in the database (lib/admins/auth-secret.ts), so every
-// instance accepts every other's sessions.
+// Admin sessions: next-auth v4, JWT strategy, email + password of enabled admin_users. The
+// signing secret is AUTH_SECRET or the one kept in the database (lib/admins/auth-secret.ts), so
+// every instance accepts every other's sessions; what ends a session is in ./session.ts.
 
-export const SESSION_MAX_AGE_S = 8 * 60 * 60;
+/** What authorize() answers for an admin: next-auth's user plus the session generation. */
+type SignedIn = { id: string; email: string; name: string; sessionGeneration: number };
 
 let cachedOptions: Promise<NextAuthOptions> | undefined;
 
@@ -22,11 +23,11 @@ export function authOptions(): Promise<NextAuthOptions> {
 }
 
 async function buildOptions(): Promise<NextAuthOptions> {
-  const secret = await getAuthSecret(await getDb());
   return {
-    secret,
+    secret: await sessionSecret(),
     session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_S },
     pages: { signIn: "/login" },
+    cookies: { sessionToken: { name: sessionCookieName(), options: cookieOptions() } },
     providers: [
       CredentialsProvider({
         name: "Email and password",
@@ -36,49 +37,59 @@ async function buildOptions(): Promise<NextAuthOptions> {
           if (isThrottled(address)) throw new Error("Too many failed sign-ins from this address; try again in 15 minutes");
           if (!credentials?.email || !credentials.password) return null;
           const admin = await findAdminByEmail(await getDb(), credentials.email);
-          if (!admin || !(await verifyPassword(credentials.password, admin.passwordHash))) {
+          if (!admin?.isEnabled || !(await verifyPassword(credentials.password, admin.passwordHash))) {
             recordFailure(address);
             return null;
           }
           recordSuccess(address);
-          return { id: String(admin.id), email: admin.email, name: admin.name || admin.email };
+          const user: SignedIn = { id: String(admin.id), email: admin.email, name: admin.name || admin.email, sessionGeneration: admin.sessionGeneration };
+          return user;
         },
       }),
     ],
     callbacks: {
+      // At sign-in the token gets its session claims; afterwards (GET /api/auth/session) an
+      // ended session is refused, and next-auth clears its cookie.
+      async jwt({ token, user }) {
+        if (user) return { ...token, ...sessionClaims({ id: Number(user.id), sessionGeneration: (user as unknown as SignedIn).sessionGeneration }) };
+        if (!(await adminOfToken(token))) throw new Error("This session has ended");
+        return token;
+      },
       session({ session, token }) {
         if (session.user && token.sub) (session.user as { id?: string }).id = token.sub;
         return session;
       },
     },
+    events: {
+      // A copied cookie must not outlive sign-out.
+      async signOut({ token }) {
+        const id = Number(token?.sub);
+        if (Number.isSafeInteger(id) && (await adminOfToken(token))) await endAdminSessions(await getDb(), id);
+      },
+    },
+    logger: {
+      // An ended session asking for itself is expected, not an error worth a stack trace.
+      error(code, metadata) {
+        if (code !== "JWT_SESSION_ERROR") console.error(`[next-auth][error][${code}]`, metadata);
+      },
+    },
   };
 }
 
-/** next-auth's cookie name: the __Secure- form when the panel is served over HTTPS. */
-export function sessionCookieName(): string {
-  return env().publicUrl.startsWith("https://") ? "__Secure-next-auth.session-token" : "next-auth.session-token";
+/** Always HttpOnly and SameSite=Lax; Secure when the panel is served over HTTPS. */
+function cookieOptions() {
+  return { httpOnly: true, sameSite: "lax" as const, path: "/", secure: env().publicUrl.startsWith("https://") };
 }
 
 /**
  * A session cookie for an admin, in next-auth's own format, for sign-ins that do not go through
- * a provider's form (SSO links).
+ * a provider's form (SSO links, and the new session after an admin changes their own password).
  */
-export async function issueSessionCookie(admin: { id: number; email: string; name: string }) {
-  const { secret } = await authOptions();
+export async function issueSessionCookie(admin: { id: number; email: string; name: string; sessionGeneration: number }) {
   const value = await encode({
-    token: { sub: String(admin.id), email: admin.email, name: admin.name || admin.email },
-    secret: secret!,
+    token: { email: admin.email, name: admin.name || admin.email, ...sessionClaims(admin) },
+    secret: await sessionSecret(),
     maxAge: SESSION_MAX_AGE_S,
   });
-  return {
-    name: sessionCookieName(),
-    value,
-    options: {
-      httpOnly: true,
-      sameSite: "lax" as const,
-      path: "/",
-      secure: env().publicUrl.startsWith("https://"),
-      maxAge: SESSION_MAX_AGE_S,
-    },
-  };
+  return { name: sessionCookieName(), value, options: { ...cookieOptions(), maxAge: SESSION_MAX_AGE_S } };
 }

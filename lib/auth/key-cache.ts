@@ -2,11 +2,11 @@ import type net from "node:net";
 import { eq, sql } from "drizzle-orm";
 import { connection } from "@/db/client";
 import { preparedQuery } from "@/db/prepared";
-import { apiKeys, hostingAccounts } from "@/db/schema";
+import { adminUsers, apiKeys, hostingAccounts } from "@/db/schema";
 import { buildAddressMatcher } from "@/lib/net/address";
 
-// API keys and the accounts they act on, cached per server instance so that authentication
-// needs no key or account lookup once a key has been seen. Correctness rests on one read per
+// API keys, the accounts they act on and the admins behind sessions, cached per server instance
+// so that authentication needs no key, account or admin lookup once it has been seen. Correctness rests on one read per
 // request: triggers (db/migrations/0004_auth_generation_trigger.sql) bump auth_generation in the
 // same transaction as any change that can revoke or re-scope access, from any process, and a
 // request that sees a new value drops this instance's whole cache first. So revocation holds on
@@ -33,6 +33,15 @@ export interface AccountRef {
   resellerId: number | null;
 }
 
+/** What an admin session is checked against (lib/admin-session/session.ts). */
+export interface AdminRef {
+  id: number;
+  email: string;
+  name: string;
+  isEnabled: boolean;
+  sessionGeneration: number;
+}
+
 const MAX_ENTRIES = 10_000;
 
 interface CacheState {
@@ -40,6 +49,7 @@ interface CacheState {
   generation: number | null;
   keys: Map<string, CachedKey>;
   accounts: Map<string, AccountRef>;
+  admins: Map<string, AdminRef>;
 }
 
 const globalForCache = globalThis as unknown as { __panelAuthCache?: CacheState };
@@ -47,6 +57,7 @@ const state: CacheState = (globalForCache.__panelAuthCache ??= {
   generation: null,
   keys: new Map(),
   accounts: new Map(),
+  admins: new Map(),
 });
 
 async function readGeneration(): Promise<void> {
@@ -54,6 +65,7 @@ async function readGeneration(): Promise<void> {
   if (generation === null || generation !== state.generation) {
     state.keys.clear();
     state.accounts.clear();
+    state.admins.clear();
     state.generation = generation;
   }
 }
@@ -154,6 +166,23 @@ export function findAccount(ref: number | string): Promise<AccountRef | null> {
       typeof ref === "number"
         ? await accountById(db).execute({ id: ref })
         : await accountByUsername(db).execute({ username: ref });
+    return row ?? null;
+  });
+}
+
+export function findAdmin(id: number): Promise<AdminRef | null> {
+  return cached(state.admins, String(id), async () => {
+    const { db } = await connection();
+    const [row] = await db
+      .select({
+        id: adminUsers.id,
+        email: adminUsers.email,
+        name: adminUsers.name,
+        isEnabled: adminUsers.isEnabled,
+        sessionGeneration: adminUsers.sessionGeneration,
+      })
+      .from(adminUsers)
+      .where(eq(adminUsers.id, id));
     return row ?? null;
   });
 }

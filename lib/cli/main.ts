@@ -3,11 +3,11 @@ import { z } from "zod";
 import { type Connection, configuredTarget, DataDirLockedError, type Database, openConnection } from "@/db/client";
 import { prepareDatabase } from "@/db/prepare";
 import { createAccount, findAccountIdByUsername } from "@/lib/accounts/service";
-import { createAdminUser } from "@/lib/admins/service";
+import { createAdminUser, findAdminByEmail, listAdminUsers, setAdminEnabled, setAdminPassword } from "@/lib/admins/service";
 import { createApiKey, deleteApiKey, getApiKey, listApiKeys, setApiKeyEnabled } from "@/lib/api-keys/service";
 import type { Actor } from "@/lib/audit/service";
 import { ConfigError } from "@/lib/env";
-import { AppError } from "@/lib/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { addPhpVersion, listPhpVersions } from "@/lib/php/service";
 import { createPlan } from "@/lib/plans/service";
 import { createReseller, findResellerByUsername } from "@/lib/resellers/service";
@@ -19,6 +19,9 @@ import { createReseller, findResellerByUsername } from "@/lib/resellers/service"
 const USAGE = `Usage: npm run panel -- <command> [--json]
 
   admin create --email E --password P [--name N]
+  admin list
+  admin disable ID | admin enable ID
+  admin password --email E --password P   (ends that admin's sessions)
   plan create --name N [--max-databases N] [--max-domains N] [--max-db-users N]
               [--max-dns-records N] [--disk-mb N]
   reseller create --username U
@@ -74,9 +77,9 @@ function optionalInt(options: Options, name: string): number | null {
   return Number(value);
 }
 
-function idArgument(args: string[]): number {
+function idArgument(args: string[], what = "key"): number {
   const id = args[0];
-  if (!id || !/^[1-9][0-9]*$/.test(id)) throw new UsageError("give the key's numeric ID");
+  if (!id || !/^[1-9][0-9]*$/.test(id)) throw new UsageError(`give the ${what}'s numeric ID`);
   return Number(id);
 }
 
@@ -90,6 +93,31 @@ const commands: Record<string, Command> = {
       actor,
     );
     return { json: admin, text: `Admin ${admin.email} created (id ${admin.id}).` };
+  },
+
+  async "admin list"(db) {
+    const admins = await listAdminUsers(db);
+    const text = admins.length
+      ? admins.map((admin) => `${admin.id}\t${admin.email}\t${admin.is_enabled ? "enabled" : "disabled"}\t${admin.name}`).join("\n")
+      : "No admins.";
+    return { json: { admins }, text };
+  },
+
+  async "admin disable"(db, _options, args) {
+    const admin = await setAdminEnabled(db, idArgument(args, "admin"), false, actor);
+    return { json: admin, text: `Admin ${admin.id} (${admin.email}) disabled; their sessions have ended.` };
+  },
+
+  async "admin enable"(db, _options, args) {
+    const admin = await setAdminEnabled(db, idArgument(args, "admin"), true, actor);
+    return { json: admin, text: `Admin ${admin.id} (${admin.email}) enabled.` };
+  },
+
+  async "admin password"(db, options) {
+    const found = await findAdminByEmail(db, required(options, "email"));
+    if (!found) throw notFound("Admin");
+    const admin = await setAdminPassword(db, found.id, { password: required(options, "password") }, actor);
+    return { json: admin, text: `Password of admin ${admin.email} changed; their sessions have ended.` };
   },
 
   async "plan create"(db, options) {

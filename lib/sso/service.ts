@@ -63,7 +63,7 @@ export async function createSsoToken(db: Database, requester: SsoRequester): Pro
 }
 
 export type SsoConsumption =
-  | { ok: true; admin: { id: number; email: string; name: string }; redirectUrl: string }
+  | { ok: true; admin: { id: number; email: string; name: string; sessionGeneration: number }; redirectUrl: string }
   | { ok: false; reason: "missing" | "unknown" | "used" | "expired" };
 
 /**
@@ -87,7 +87,7 @@ export async function consumeSsoToken(db: Database, token: string | null, client
       return { ok: false, reason: !found ? "unknown" : found.usedAt ? "used" : "expired" } as const;
     }
     const [admin] = await tx
-      .select({ id: adminUsers.id, email: adminUsers.email, name: adminUsers.name })
+      .select({ id: adminUsers.id, email: adminUsers.email, name: adminUsers.name, sessionGeneration: adminUsers.sessionGeneration })
       .from(adminUsers)
       .where(eq(adminUsers.id, used.adminUserId));
     await recordAudit(

@@ -2,6 +2,9 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { and, eq, like } from "drizzle-orm";
+import { adminUsers, auditLog } from "@/db/schema";
+import { verifyPassword } from "@/lib/admins/password";
 import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
 import { apiClient } from "../support/http";
 import { startServer } from "../support/server";
@@ -105,6 +108,40 @@ for (const backend of testBackends()) {
         assert.notEqual(result.code, 0, args.join(" "));
         assert.equal(result.stdout, "", args.join(" "));
         assert.ok(result.stderr.trim().length > 0, args.join(" "));
+      }
+    });
+
+    test("admin list, disable, enable, password; the last enabled admin stays enabled; all audited", async () => {
+      const second = onlyJsonObject(await run("admin", "create", "--email", "second@example.com", "--password", "second long pw", "--json"));
+      const { admins } = onlyJsonObject(await run("admin", "list", "--json"));
+      assert.deepEqual(
+        admins.map((admin: { email: string; is_enabled: boolean }) => [admin.email, admin.is_enabled]),
+        [["ops@example.com", true], ["second@example.com", true]],
+      );
+      assert.equal(onlyJsonObject(await run("admin", "disable", String(second.id), "--json")).is_enabled, false);
+      const first = admins[0].id;
+      const refused = await run("admin", "disable", String(first), "--json");
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /is_enabled: cannot be turned off for the last enabled admin/);
+      assert.equal(onlyJsonObject(await run("admin", "enable", String(second.id), "--json")).is_enabled, true);
+      const changed = onlyJsonObject(await run("admin", "password", "--email", "SECOND@example.com", "--password", "a new long pw", "--json"));
+      assert.equal(changed.id, second.id);
+      assert.equal(changed.password_hash, undefined);
+      const unknown = await run("admin", "password", "--email", "nobody@example.com", "--password", "a new long pw");
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /Admin not found/);
+
+      const connection = await database.open();
+      try {
+        const [{ hash }] = await connection.db.select({ hash: adminUsers.passwordHash }).from(adminUsers).where(eq(adminUsers.id, second.id));
+        assert.equal(await verifyPassword("a new long pw", hash), true);
+        const actions = await connection.db
+          .select({ action: auditLog.action })
+          .from(auditLog)
+          .where(and(eq(auditLog.actorType, "cli"), eq(auditLog.targetId, second.id), like(auditLog.action, "admin_user.%")));
+        assert.deepEqual(actions.map((row) => row.action).sort(), ["admin_user.create", "admin_user.disable", "admin_user.enable", "admin_user.password"]);
+      } finally {
+        await connection.close();
       }
     });
 

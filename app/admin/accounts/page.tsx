@@ -2,16 +2,17 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { PageHeader } from "@/components/page-header";
-import { getDb } from "@/db/client";
 import { listAccountsPage } from "@/lib/accounts/service";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { listQueryFromUrl } from "@/lib/list-query";
 import { AccountsTable } from "./accounts-table";
 
 export const metadata: Metadata = { title: "Hosting accounts" };
 
 export default async function AccountsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const { db } = await requireAdminSession();
   const query = listQueryFromUrl(await searchParams);
-  const { rows, total } = await listAccountsPage(await getDb(), query);
+  const { rows, total } = await listAccountsPage(db, query);
   return (
     <>
       <Breadcrumbs trail={[{ label: "Hosting" }, { label: "Hosting accounts" }]} />

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { PageHeader } from "@/components/page-header";
-import { getDb } from "@/db/client";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { listQueryFromUrl } from "@/lib/list-query";
 import { listPhpVersionsPage } from "@/lib/php/service";
 import { PhpVersionsTable } from "./php-versions-table";
@@ -10,8 +10,9 @@ import { PhpVersionsTable } from "./php-versions-table";
 export const metadata: Metadata = { title: "PHP versions" };
 
 export default async function PhpVersionsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const { db } = await requireAdminSession();
   const query = listQueryFromUrl(await searchParams);
-  const { rows, total } = await listPhpVersionsPage(await getDb(), query);
+  const { rows, total } = await listPhpVersionsPage(db, query);
   return (
     <>
       <Breadcrumbs trail={[{ label: "Hosting" }, { label: "PHP versions" }]} />

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { PageHeader } from "@/components/page-header";
-import { getDb } from "@/db/client";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { listQueryFromUrl } from "@/lib/list-query";
 import { listPlansPage } from "@/lib/plans/service";
 import { PlansTable } from "./plans-table";
@@ -10,8 +10,9 @@ import { PlansTable } from "./plans-table";
 export const metadata: Metadata = { title: "Plans" };
 
 export default async function PlansPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const { db } = await requireAdminSession();
   const query = listQueryFromUrl(await searchParams);
-  const { rows, total } = await listPlansPage(await getDb(), query);
+  const { rows, total } = await listPlansPage(db, query);
   return (
     <>
       <Breadcrumbs trail={[{ label: "Hosting" }, { label: "Plans" }]} />

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { PageHeader } from "@/components/page-header";
-import { getDb } from "@/db/client";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { listQueryFromUrl } from "@/lib/list-query";
 import { listResellersPage } from "@/lib/resellers/service";
 import { ResellersTable } from "./resellers-table";
@@ -10,8 +10,9 @@ import { ResellersTable } from "./resellers-table";
 export const metadata: Metadata = { title: "Resellers" };
 
 export default async function ResellersPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const { db } = await requireAdminSession();
   const query = listQueryFromUrl(await searchParams);
-  const { rows, total } = await listResellersPage(await getDb(), query);
+  const { rows, total } = await listResellersPage(db, query);
   return (
     <>
       <Breadcrumbs trail={[{ label: "Hosting" }, { label: "Resellers" }]} />

@@ -1,7 +1,6 @@
 "use server";
 
 import { revalidatePath } from "next/cache";
-import { getDb } from "@/db/client";
 import { runAdminFormAction } from "@/lib/admin-session/form-action";
 import { requireAdminSession } from "@/lib/admin-session/session";
 import type { CreateApiKeyInput, UpdateApiKeyInput } from "@/lib/api-keys/schemas";
@@ -28,7 +27,7 @@ export async function updateKeyAction(id: number, input: UpdateApiKeyInput) {
 }
 
 export async function deleteKeyAction(id: number): Promise<void> {
-  const session = await requireAdminSession();
-  await deleteApiKey(await getDb(), id, { type: "admin_user", id: session.adminUserId });
+  const { admin, db } = await requireAdminSession();
+  await deleteApiKey(db, id, { type: "admin_user", id: admin.adminUserId });
   revalidatePath(LIST);
 }

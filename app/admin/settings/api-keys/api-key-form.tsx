@@ -14,6 +14,7 @@ import {
   numberOrNull,
   SelectField,
   useAdminForm,
+  usePendingEntry,
 } from "@/components/form";
 import { createApiKeySchema } from "@/lib/api-keys/schemas";
 import { addressOrCidrError } from "@/lib/net/ip-syntax";
@@ -140,20 +141,29 @@ export function ApiKeyForm({ keyId, initial, endpointGroups, resellers, accounts
   );
 }
 
-/** The address list, edited entry by entry; each entry is checked with the API's rule as it is added. */
+/**
+ * The address list, edited entry by entry; each entry is checked with the API's rule as it is
+ * added. An address typed but not added is added on submit, or refused there (a key must never
+ * be wider than what was typed).
+ */
 function IpRestrictionField({ form }: { form: KeyForm }) {
   const { field, fieldState } = useController({ control: form.control, name: "allowed_ips" });
   const ips = field.value ?? [];
   const [entry, setEntry] = useState("");
   const error = fieldState.error?.message;
-  function add() {
+  function add(): boolean {
     const ip = entry.trim();
     const problem = ip ? addressOrCidrError(ip) : "Enter an address or CIDR range";
-    if (problem) return form.setError("allowed_ips", { message: problem }, { shouldFocus: true });
+    if (problem) {
+      form.setError("allowed_ips", { message: problem }, { shouldFocus: true });
+      return false;
+    }
     form.clearErrors("allowed_ips");
-    field.onChange([...ips, ip]);
+    if (!ips.includes(ip)) field.onChange([...ips, ip]);
     setEntry("");
+    return true;
   }
+  usePendingEntry("allowed_ips", () => entry.trim() === "" || add());
   const hint = "Leave empty to allow any address. One IPv4/IPv6 address or CIDR range per entry.";
   return (
     <FieldFrame id="new-ip" label="IP Restriction" hint={hint} error={error}>

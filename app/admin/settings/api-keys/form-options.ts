@@ -1,4 +1,4 @@
-import { getDb } from "@/db/client";
+import type { Database } from "@/db/client";
 import { listAccounts } from "@/lib/accounts/service";
 import { operations } from "@/lib/http/registry";
 import { endpointOf } from "@/lib/http/operation";
@@ -6,14 +6,13 @@ import { listResellers } from "@/lib/resellers/service";
 import type { EndpointGroup } from "./api-key-form";
 
 /** What the key form chooses from: the registry's operations by resource, resellers, accounts. */
-export async function keyFormOptions() {
+export async function keyFormOptions(db: Database) {
   const groups = new Map<string, EndpointGroup>();
   for (const operation of operations) {
     const group = groups.get(operation.tag) ?? { tag: operation.tag, endpoints: [] };
     group.endpoints.push({ endpoint: endpointOf(operation), summary: operation.summary });
     groups.set(operation.tag, group);
   }
-  const db = await getDb();
   const [resellers, accounts] = await Promise.all([listResellers(db), listAccounts(db)]);
   return {
     endpointGroups: [...groups.values()],

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { PageHeader } from "@/components/page-header";
-import { getDb } from "@/db/client";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { listApiKeys } from "@/lib/api-keys/service";
 import { listQueryFromUrl } from "@/lib/list-query";
 import { ApiKeysTable } from "./api-keys-table";
@@ -10,8 +10,9 @@ import { ApiKeysTable } from "./api-keys-table";
 export const metadata: Metadata = { title: "API Keys" };
 
 export default async function ApiKeysPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const { db } = await requireAdminSession();
   const query = listQueryFromUrl(await searchParams);
-  const { rows, total } = await listApiKeys(await getDb(), query);
+  const { rows, total } = await listApiKeys(db, query);
   return (
     <>
       <Breadcrumbs trail={[{ label: "Settings" }, { label: "Security" }, { label: "API Keys" }]} />

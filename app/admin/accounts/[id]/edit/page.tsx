@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { recordOr404 } from "@/app/admin/record-or-404";
-import { getDb } from "@/db/client";
 import { getAccount } from "@/lib/accounts/service";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { getReseller } from "@/lib/resellers/service";
 import { AccountAdminForm } from "../../account-forms";
 import { accountFormOptions } from "../../form-options";
@@ -10,7 +10,7 @@ import { accountFormOptions } from "../../form-options";
 export const metadata: Metadata = { title: "Edit hosting account" };
 
 export default async function EditAccountPage({ params }: { params: Promise<{ id: string }> }) {
-  const db = await getDb();
+  const { db } = await requireAdminSession();
   const account = await recordOr404((await params).id, (id) => getAccount(db, id));
   const reseller = account.reseller_id === null ? null : await getReseller(db, account.reseller_id);
   return (
@@ -45,7 +45,7 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
           has_ssh_access: account.has_ssh_access,
           status: account.status,
         }}
-        {...await accountFormOptions()}
+        {...await accountFormOptions(db)}
       />
     </>
   );

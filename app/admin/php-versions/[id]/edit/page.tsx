@@ -1,14 +1,14 @@
 import type { Metadata } from "next";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { recordOr404 } from "@/app/admin/record-or-404";
-import { getDb } from "@/db/client";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { getPhpVersion } from "@/lib/php/service";
 import { PhpVersionForm } from "../../php-version-form";
 
 export const metadata: Metadata = { title: "Edit PHP version" };
 
 export default async function EditPhpVersionPage({ params }: { params: Promise<{ id: string }> }) {
-  const db = await getDb();
+  const { db } = await requireAdminSession();
   const php = await recordOr404((await params).id, (id) => getPhpVersion(db, id));
   return (
     <>

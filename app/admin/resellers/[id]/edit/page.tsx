@@ -1,14 +1,14 @@
 import type { Metadata } from "next";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { recordOr404 } from "@/app/admin/record-or-404";
-import { getDb } from "@/db/client";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { getReseller } from "@/lib/resellers/service";
 import { ResellerForm } from "../../reseller-form";
 
 export const metadata: Metadata = { title: "Edit reseller" };
 
 export default async function EditResellerPage({ params }: { params: Promise<{ id: string }> }) {
-  const db = await getDb();
+  const { db } = await requireAdminSession();
   const reseller = await recordOr404((await params).id, (id) => getReseller(db, id));
   return (
     <>

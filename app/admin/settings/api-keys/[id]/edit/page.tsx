@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { Breadcrumbs } from "@/components/breadcrumbs";
-import { getDb } from "@/db/client";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import { getApiKey } from "@/lib/api-keys/service";
 import { recordOr404 } from "@/app/admin/record-or-404";
 import { ApiKeyForm } from "../../api-key-form";
@@ -9,7 +9,7 @@ import { keyFormOptions } from "../../form-options";
 export const metadata: Metadata = { title: "Edit API key" };
 
 export default async function EditApiKeyPage({ params }: { params: Promise<{ id: string }> }) {
-  const db = await getDb();
+  const { db } = await requireAdminSession();
   const key = await recordOr404((await params).id, (id) => getApiKey(db, id));
   return (
     <>
@@ -30,7 +30,7 @@ export default async function EditApiKeyPage({ params }: { params: Promise<{ id:
           reseller_id: key.reseller_id,
           account_id: key.account_id,
         }}
-        {...await keyFormOptions()}
+        {...await keyFormOptions(db)}
       />
     </>
   );

@@ -1,0 +1,40 @@
+"use server";
+
+import { cookies } from "next/headers";
+import { runAdminFormAction } from "@/lib/admin-session/form-action";
+import { issueSessionCookie } from "@/lib/admin-session/options";
+import {
+  type AdminStatusInput,
+  adminStatusSchema,
+  type ChangeOwnPasswordInput,
+  type CreateAdminInput,
+  type SetPasswordInput,
+} from "@/lib/admins/schemas";
+import { changeOwnPassword, createAdminUser, setAdminEnabled, setAdminPassword } from "@/lib/admins/service";
+import { idField } from "@/lib/http/operation";
+
+// Server actions of the admins page (Settings › Security › Admins); the services parse the input.
+
+const LIST = "/admin/settings/admins";
+
+export async function createAdminAction(input: CreateAdminInput) {
+  return runAdminFormAction(LIST, (db, actor) => createAdminUser(db, input, actor));
+}
+
+export async function setAdminStatusAction(id: number, input: AdminStatusInput) {
+  return runAdminFormAction(LIST, (db, actor) => setAdminEnabled(db, idField.parse(id), adminStatusSchema.parse(input).is_enabled, actor));
+}
+
+/** Another admin's password: their sessions end. */
+export async function resetAdminPasswordAction(id: number, input: SetPasswordInput) {
+  return runAdminFormAction(LIST, (db, actor) => setAdminPassword(db, idField.parse(id), input, actor));
+}
+
+/** The signed-in admin's own password: every session of theirs ends, except this browser's, which gets a new one. */
+export async function changeOwnPasswordAction(input: ChangeOwnPasswordInput) {
+  return runAdminFormAction(LIST, async (db, actor) => {
+    const admin = await changeOwnPassword(db, actor.id, input);
+    const cookie = await issueSessionCookie(admin);
+    (await cookies()).set(cookie.name, cookie.value, cookie.options);
+  });
+}

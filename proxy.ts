@@ -1,0 +1,28 @@
+import { type NextRequest, NextResponse } from "next/server";
+import { adminOfCookie, sessionCookieName } from "@/lib/admin-session/session";
+
+// Next.js's proxy (formerly middleware) runs before anything under /admin renders: a request
+// without a live admin session is sent to sign in, and nothing of the page is produced. Pages and
+// server actions check the session again where they read (requireAdminSession), so neither layer
+// relies on the other.
+
+export async function proxy(request: NextRequest) {
+  const cookie = request.cookies.get(sessionCookieName())?.value;
+  if (await adminOfCookie(cookie)) return NextResponse.next();
+
+  const back = request.nextUrl.clone();
+  back.searchParams.delete("_rsc");
+  const login = request.nextUrl.clone();
+  login.pathname = "/login";
+  login.search = "";
+  login.searchParams.set("callbackUrl", back.pathname + back.search);
+  // A form's server action is a fetch: the browser's router follows this header, not a 3xx.
+  const response = request.headers.has("next-action")
+    ? new NextResponse(null, { headers: { "x-action-redirect": `${login.pathname}${login.search};replace` } })
+    : NextResponse.redirect(login);
+  // A cookie that no longer opens a session is dropped, so the browser stops sending it.
+  if (cookie) response.cookies.delete(sessionCookieName());
+  return response;
+}
+
+export const config = { matcher: ["/admin", "/admin/:path*"] };

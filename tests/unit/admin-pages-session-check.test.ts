@@ -1,0 +1,35 @@
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+
+// The second layer of DESIGN.md "Nothing without a session": whatever proxy.ts does, every admin
+// page checks the session itself before it reads, and admin code reaches the database only
+// through that check (requireAdminSession answers the db). A new page that forgets fails here.
+
+function files(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    return entry.isDirectory() ? files(full) : /\.tsx?$/.test(entry.name) ? [full] : [];
+  });
+}
+
+const adminFiles = files(path.join(process.cwd(), "app", "admin"));
+
+test("every admin page calls requireAdminSession() before anything else it awaits", () => {
+  const pages = adminFiles.filter((file) => /[/\\]page\.tsx?$/.test(file));
+  assert.ok(pages.length >= 10, "the admin pages are found");
+  for (const page of pages) {
+    const source = fs.readFileSync(page, "utf8");
+    const body = source.slice(source.indexOf("export default"));
+    const firstAwait = body.match(/await\s+[\w.]+\(/)?.[0];
+    assert.match(firstAwait ?? "", /^await\s+requireAdminSession\($/, `${path.relative(process.cwd(), page)} starts with await requireAdminSession()`);
+  }
+});
+
+test("no admin page, loader or action opens the database on its own", () => {
+  for (const file of adminFiles) {
+    const source = fs.readFileSync(file, "utf8");
+    assert.doesNotMatch(source, /\bgetDb\b|\bconnection\(\)/, `${path.relative(process.cwd(), file)} gets the db from requireAdminSession`);
+  }
+});
