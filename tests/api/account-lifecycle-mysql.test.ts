@@ -81,9 +81,9 @@ for (const backend of testBackends()) {
       assert.equal((await inAccount("POST", `/api/client/database-users/${user.body.id}/assign-database`, { database_id: database.body.id })).status, 200);
       assert.deepEqual(await serverHoldings(username), { databases: [`${username}_shop`], users: [`${username}_app`] });
 
-      const login = () =>
+      const login = (user = "app") =>
         mysql
-          .createConnection({ host: "127.0.0.1", port: 3306, user: `${username}_app`, password: PASSWORD, database: `${username}_shop` })
+          .createConnection({ host: "127.0.0.1", port: 3306, user: `${username}_${user}`, password: PASSWORD })
           .then((connection) => connection.end());
       await login();
 
@@ -92,9 +92,13 @@ for (const backend of testBackends()) {
       await assert.rejects(login(), /locked/i);
       assert.equal((await admin("POST", `/api/admin/accounts/${id}/suspend`)).status, 200, "suspending again: 200, still locked");
       await assert.rejects(login(), /locked/i);
+      // A user an admin creates for the suspended account is born locked.
+      assert.equal((await inAccount("POST", "/api/client/database-users", { username: "late", password: PASSWORD })).status, 201);
+      await assert.rejects(login("late"), /locked/i);
       const unsuspended = await admin("POST", `/api/admin/accounts/${id}/unsuspend`);
       assert.equal(unsuspended.status, 200);
       await login();
+      await login("late");
 
       // The panel's MariaDB user may no longer drop databases: terminate stops at that step.
       await asRoot((connection) => connection.query(`REVOKE DROP ON ${rights} FROM ?@'%'`, [provisioner]));

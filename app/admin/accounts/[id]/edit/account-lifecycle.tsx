@@ -41,7 +41,7 @@ export function AccountLifecycle({ account }: { account: { id: number; username:
       ) : (
         <div className="field">
           <label htmlFor="suspension-reason">Reason for suspension (optional)</label>
-          <input id="suspension-reason" value={reason} maxLength={255} onChange={(event) => setReason(event.target.value)} />
+          <input id="suspension-reason" type="text" value={reason} maxLength={255} onChange={(event) => setReason(event.target.value)} />
           <p>
             <button
               type="button"
@@ -70,6 +70,7 @@ export function AccountLifecycle({ account }: { account: { id: number; username:
             <label htmlFor="terminate-confirmation">Type the username to confirm</label>
             <input
               id="terminate-confirmation"
+              type="text"
               autoComplete="off"
               value={confirmation}
               aria-invalid={fieldError("confirmation") ? true : undefined}
