@@ -30,11 +30,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Runs `run` once for the claim's key and answers every request with the key by its answer.
  * Answers of 500 and above are not kept (the claim is released: a retry runs again), nor is a
- * throw. A retry while the first still runs waits for it, up to WAIT_MS, then is a 409.
+ * throw. A retry while the first still runs waits for it, up to `waitMs`, then is a 409.
  */
-export async function runOnce(db: Database, claim: IdempotencyClaim, run: () => Promise<StoredAnswer>): Promise<StoredAnswer> {
+export async function runOnce(
+  db: Database,
+  claim: IdempotencyClaim,
+  run: () => Promise<StoredAnswer>,
+  waitMs = WAIT_MS,
+): Promise<StoredAnswer> {
   await pruneExpired(db);
-  const deadline = Date.now() + WAIT_MS;
+  const deadline = Date.now() + waitMs;
   for (;;) {
     const [claimed] = await db
       .insert(idempotencyKeys)
