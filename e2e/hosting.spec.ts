@@ -113,10 +113,13 @@ test("accounts: create on a plan with a reseller; Suspend on the edit page → i
   await page.getByRole("link", { name: "Create account" }).click();
   await expect(page.getByRole("heading", { name: "Create hosting account" })).toBeVisible();
   await expect(page.getByLabel("Plan")).toHaveValue("default");
-  await page.getByLabel("Username").fill("shopper");
+  await page.getByLabel("Username").fill("root");
   await page.getByLabel("Domain").fill("not a domain");
   await page.getByLabel("Plan").selectOption("Business");
   await page.getByLabel("Reseller").selectOption("acme_hosting");
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  await expect(page.locator("#username-error")).toHaveText("Username is reserved by the server");
+  await page.getByLabel("Username").fill("shopper");
   await page.getByRole("button", { name: "Create", exact: true }).click();
   await expect(page.locator("#domain-error")).toHaveText("Domain is not a valid domain name");
   await page.getByLabel("Domain").fill("shop.example");

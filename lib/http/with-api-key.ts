@@ -130,20 +130,23 @@ async function answerOnce(
     const message = "must be 1 to 255 characters";
     throw new RequestError(errorResponse(422, `${IDEMPOTENCY_FIELD} ${message}`, { [IDEMPOTENCY_FIELD]: [message] }));
   }
-  let replayed = true;
+  // The request that runs answers with its own response (headers such as Retry-After included).
+  let fresh: Response | null = null;
   const stored = await runOnce(
     await getDb(),
     { apiKeyId: claim.apiKeyId, key: claim.key, requestHash: createHash("sha256").update(JSON.stringify(claim.request)).digest("hex") },
     async () => {
-      replayed = false;
-      const response = await answer();
-      return { status: response.status, body: await response.text() };
+      fresh = await answer();
+      return { status: fresh.status, body: await fresh.clone().text() };
     },
   );
-  return new Response(stored.body, {
-    status: stored.status,
-    headers: { "content-type": "application/json", ...(replayed && { "idempotent-replayed": "true" }) },
-  });
+  return (
+    fresh ??
+    new Response(stored.body, {
+      status: stored.status,
+      headers: { "content-type": "application/json", "idempotent-replayed": "true" },
+    })
+  );
 }
 
 /** The handler of an operation a later piece of work implements: 501, never fake data. */
