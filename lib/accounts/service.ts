@@ -74,7 +74,7 @@ export async function getAccount(
   return toAccountRecord(row.hosting_accounts, row.plans);
 }
 
-/** GET /api/admin/accounts: the manager's accounts by username, searched and filtered by status. */
+/** The manager's accounts by username, searched and filtered by status (GET /api/admin/accounts, CLI, key form). */
 export async function listManagedAccounts(
   db: Queryable,
   manager: AccountManager,
@@ -91,11 +91,6 @@ function searchCondition(search: string | undefined) {
   if (!search) return undefined;
   const pattern = containsPattern(search);
   return or(ilike(hostingAccounts.username, pattern), ilike(hostingAccounts.domain, pattern), ilike(hostingAccounts.email, pattern));
-}
-
-export async function listAccounts(db: Queryable): Promise<HostingAccountRecord[]> {
-  const rows = await selectAccounts(db).orderBy(asc(hostingAccounts.username));
-  return rows.map((row) => toAccountRecord(row.hosting_accounts, row.plans));
 }
 
 /** The admin list: searched by username, domain or email, paged, with each account's reseller. */
