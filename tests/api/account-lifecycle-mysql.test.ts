@@ -58,10 +58,10 @@ for (const backend of testBackends()) {
     after(async () => {
       await env?.teardown();
       await asRoot(async (connection) => {
+        await connection.query("DROP USER IF EXISTS ?@'%'", [provisioner]);
         const { databases, users } = await serverHoldings(username);
         for (const database of databases) await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
         for (const user of users) await connection.query("DROP USER IF EXISTS ?@'%'", [user]);
-        await connection.query("DROP USER IF EXISTS ?@'%'", [provisioner]);
       });
     });
 
