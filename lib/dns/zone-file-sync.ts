@@ -1,7 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { dnsRecords, domains } from "@/db/schema";
-import { writeZoneFile } from "@/lib/provisioning/zone-files";
+import { removeOrphanTemporaryFiles, writeZoneFile } from "@/lib/provisioning/zone-files";
 
 /** A zone as stored: its domain name, serial and records. */
 export async function loadZone(db: Queryable, domainId: number) {
@@ -22,15 +22,20 @@ export type ZoneWarning = { warning?: string };
 export async function syncZoneFile(db: Queryable, domainId: number): Promise<ZoneWarning> {
   try {
     const { reloadError } = await writeZoneFile(await loadZone(db, domainId));
-    return reloadError ? { warning: `Saved, but the zone reload failed: ${reloadError}` } : {};
+    // The reload command's output and the write's error go to the log (writeZoneFile, below):
+    // they name commands and paths of the server, which are not the caller's business.
+    return reloadError ? { warning: "Saved, but the zone reload failed; the panel's log says why" } : {};
   } catch (error) {
     console.error(`[dns] could not write the zone file of domain ${domainId}:`, error);
-    return { warning: `Saved, but the zone file could not be written: ${(error as Error).message}` };
+    return {
+      warning: "Saved, but the zone file could not be written; it is written again at the zone's next change or the panel's next start",
+    };
   }
 }
 
-/** Rewrites every zone file (at start: ZONES_DIR may be new, or files lost). */
+/** Rewrites every zone file (at start: ZONES_DIR may be new, or files lost, or litter left). */
 export async function syncAllZoneFiles(db: Queryable): Promise<void> {
+  await removeOrphanTemporaryFiles();
   const rows = await db.select({ id: domains.id }).from(domains).orderBy(asc(domains.id));
   for (const row of rows) await syncZoneFile(db, row.id);
 }
