@@ -6,6 +6,7 @@ import { getAccount } from "@/lib/accounts/service";
 import { getReseller } from "@/lib/resellers/service";
 import { AccountAdminForm } from "../../account-forms";
 import { accountFormOptions } from "../../form-options";
+import { AccountLifecycle } from "./account-lifecycle";
 
 export const metadata: Metadata = { title: "Edit hosting account" };
 
@@ -30,6 +31,7 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
           <div className="muted">Status</div>
           <div>
             {account.is_suspended ? <span className="badge off">Suspended</span> : <span className="badge on">Active</span>}
+            {account.suspension_reason && <div className="muted">{account.suspension_reason}</div>}
           </div>
         </div>
         <div>
@@ -43,10 +45,10 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
           plan: account.plan.name,
           reseller: reseller?.username ?? null,
           has_ssh_access: account.has_ssh_access,
-          status: account.status,
         }}
         {...await accountFormOptions()}
       />
+      <AccountLifecycle account={{ id: account.id, username: account.username, suspended: account.is_suspended }} />
     </>
   );
 }
