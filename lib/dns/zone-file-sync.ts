@@ -1,6 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { dnsRecords, domains } from "@/db/schema";
+import { eachLimited } from "@/lib/provisioning/system";
 import { writeZoneFile } from "@/lib/provisioning/zone-files";
 
 /** A zone as stored: its domain name, serial and records. */
@@ -38,9 +39,10 @@ export async function syncAllZoneFiles(db: Queryable): Promise<void> {
   const records = await db.select().from(dnsRecords).orderBy(asc(dnsRecords.domainId), asc(dnsRecords.id));
   const byDomain = new Map<number, (typeof records)[number][]>();
   for (const record of records) byDomain.set(record.domainId, [...(byDomain.get(record.domainId) ?? []), record]);
-  for (const zone of zones) {
-    await writeZoneFile({ domain: zone.domain, serial: zone.serial, records: byDomain.get(zone.id) ?? [] }).catch((error) =>
-      console.error(`[dns] could not write the zone file of ${zone.domain}:`, (error as Error).message),
-    );
-  }
+  await eachLimited(zones, 64, (zone) =>
+    writeZoneFile({ domain: zone.domain, serial: zone.serial, records: byDomain.get(zone.id) ?? [] }).then(
+      () => undefined,
+      (error) => console.error(`[dns] could not write the zone file of ${zone.domain}:`, (error as Error).message),
+    ),
+  );
 }
