@@ -185,7 +185,7 @@ for (const backend of testBackends()) {
       assert.ok(sub, "the subdomain of the earlier test");
       const deleted = await client().delete(`/api/client/domains/${sub.id}`);
       assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
-      const answer = await visitUntil(sub.domain, (a) => a.status === 404);
+      const answer = await visitUntil(sub.domain, (a) => a.text === "not hosted here\n");
       assert.equal(answer.text, "not hosted here\n");
       assert.ok(fs.existsSync(path.join(home(), "public_html", sub.domain, "index.html")));
       assert.equal(fs.existsSync(path.join(hostingEnv.NGINX_SITES_DIR, `${sub.domain}.conf`)), false);
@@ -213,7 +213,7 @@ for (const backend of testBackends()) {
     test("terminate removes the sites, pools, Linux user and home", async () => {
       const terminated = await admin().delete(`/api/admin/accounts/${accountId}`);
       assert.equal(terminated.status, 200, JSON.stringify(terminated.body));
-      assert.equal((await visitUntil(domain, (a) => a.status === 404)).text, "not hosted here\n");
+      assert.equal((await visitUntil(domain, (a) => a.text === "not hosted here\n")).text, "not hosted here\n");
       assert.deepEqual(fs.readdirSync(hostingEnv.NGINX_SITES_DIR).filter((name) => name.includes(username)), []);
       assert.equal(fs.existsSync(path.join(hostingEnv.PHP_FPM_POOL_DIR.replace("{version}", "8.2"), `panel-${username}.conf`)), false);
       assert.throws(() => execFileSync("getent", ["passwd", username]), "no Linux user");
