@@ -49,10 +49,22 @@ export function runGoaccess(logFiles: string[], binary = "goaccess"): Promise<st
     });
     child.on("close", (code, signal) => {
       if (code === 0) return resolve(Buffer.concat(chunks).toString("utf8"));
-      const why = size > MAX_OUTPUT_BYTES ? "its report is too large" : stderr.trim() || `exit ${signal ?? code}`;
+      const why = size > MAX_OUTPUT_BYTES ? "its report is too large" : explanation(stderr) || `exit ${signal ?? code}`;
       reject(new AppError("VALIDATION", `GoAccess could not analyse the access log: ${why}`));
     });
   });
+}
+
+/**
+ * What GoAccess says is wrong, without its banner and the lines naming files (the log's and its
+ * configuration's paths are the server's business, not the API's).
+ */
+function explanation(stderr: string): string {
+  return stderr
+    .split("\n")
+    .map((line) => line.replace(/^==\d+==\s*/, "").trim())
+    .filter((line) => line && !/\/|GoAccess - version|Released under/.test(line))
+    .join(" ");
 }
 
 function parseReport(json: string): Record<string, unknown> {
