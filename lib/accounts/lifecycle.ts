@@ -30,7 +30,7 @@ async function holdingsOf(tx: Queryable, account: { id: number; username: string
     tx.select({ name: databaseUsers.username }).from(databaseUsers).where(eq(databaseUsers.accountId, account.id)),
   ]);
   const names = (rows: { name: string }[]) => rows.map((row) => row.name);
-  return { username: account.username, domains: names(domainRows), databases: names(databaseRows), databaseUsers: names(userRows) };
+  return { accountId: account.id, username: account.username, domains: names(domainRows), databases: names(databaseRows), databaseUsers: names(userRows) };
 }
 
 /** What a failed server step may show: a service's own message, else a pointer to the log. */
@@ -86,12 +86,12 @@ async function changeSuspension(
     for (const part of accountServerParts) {
       if (!part.setSuspended) continue;
       try {
-        await part.setSuspended(holdings, suspended);
+        await part.setSuspended(holdings, suspended, tx);
         done.push(part);
       } catch (error) {
         if (changed) {
           for (const undone of [...done, part].reverse()) {
-            await undone.setSuspended!(holdings, !suspended).catch((undoError) =>
+            await undone.setSuspended!(holdings, !suspended, tx).catch((undoError) =>
               console.error(`[accounts] could not undo the ${undone.name} step of ${account.username}:`, undoError),
             );
           }
@@ -123,7 +123,7 @@ export async function terminateAccount(
     const holdings = await holdingsOf(tx, account);
     for (const [index, part] of accountServerParts.entries()) {
       try {
-        await part.remove(holdings);
+        await part.remove(holdings, tx);
       } catch (error) {
         if (!(error instanceof AppError)) console.error(`[accounts] removing ${part.name} of ${account.username}:`, error);
         const left = [...accountServerParts.slice(index).map((rest) => rest.name), "the panel's records"];

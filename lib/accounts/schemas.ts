@@ -93,7 +93,8 @@ export const usageDetailsSchema = z.object({
   database_sizes: z
     .array(z.object({ id: z.number().int(), database_name: z.string(), size_mb: z.number() }))
     .nullable(),
-  provisioning: z.object({ databases: z.boolean() }),
+  // What is real: databases on MariaDB (MYSQL_PROVISION_URL), sites on a web server (WEB_SERVER).
+  provisioning: z.object({ databases: z.boolean(), web: z.boolean() }),
 });
 
 /** GoAccess's own JSON report, passed through as GoAccess makes it. */

@@ -1,8 +1,11 @@
+import type { Queryable } from "@/db/client";
+import { removeAccountHome, removeAccountSites, setAccountSitesSuspended } from "@/lib/hosting/service";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { removeZoneFile } from "@/lib/provisioning/zone-files";
 
 /** What an account holds on the servers, read from its records: plain names, no database handle. */
 export interface AccountHoldings {
+  accountId: number;
   username: string;
   /** Every domain of the account (main, subdomains, parked). */
   domains: string[];
@@ -18,10 +21,13 @@ export interface AccountHoldings {
 export interface AccountServerPart {
   /** As an answer names it: "Could not remove the account's <name>". */
   name: string;
-  /** Removes all of it; safe to run again after a partial run (a repeated DELETE finishes). */
-  remove(holdings: AccountHoldings): Promise<void>;
+  /**
+   * Removes all of it; safe to run again after a partial run (a repeated DELETE finishes). `tx`
+   * is the terminating transaction, for parts that render from the records (the sites).
+   */
+  remove(holdings: AccountHoldings, tx: Queryable): Promise<void>;
   /** Applies (true) or lifts (false) a suspension; safe to run again. Left out: nothing to stop. */
-  setSuspended?(holdings: AccountHoldings, suspended: boolean): Promise<void>;
+  setSuspended?(holdings: AccountHoldings, suspended: boolean, tx: Queryable): Promise<void>;
 }
 
 async function eachInTurn(names: string[], act: (name: string) => Promise<void>) {
@@ -30,11 +36,16 @@ async function eachInTurn(names: string[], act: (name: string) => Promise<void>)
 
 /**
  * In DESIGN.md's order of termination: sites and PHP pools, certificates, zone files, MariaDB
- * databases and users, the system user, the home directory. Web hosting adds the sites part
- * first (its setSuspended serves the 503 "suspended" page), AutoSSL the certificates after it,
- * and the system user and home last.
+ * databases and users, the system user, the home directory. AutoSSL's certificates belong
+ * right after the sites.
  */
 export const accountServerParts: readonly AccountServerPart[] = [
+  {
+    name: "sites and PHP pools",
+    remove: ({ accountId }, tx) => removeAccountSites(tx, accountId),
+    // Suspended sites answer 503 with a short "suspended" page.
+    setSuspended: ({ accountId }, suspended, tx) => setAccountSitesSuspended(tx, accountId, suspended),
+  },
   {
     name: "zone files",
     remove: ({ domains }) => eachInTurn(domains, removeZoneFile),
@@ -52,5 +63,9 @@ export const accountServerParts: readonly AccountServerPart[] = [
       const server = mysqlProvisioner();
       if (server) await eachInTurn(databaseUsers, (user) => server.setUserLocked(user, suspended));
     },
+  },
+  {
+    name: "system user and home directory",
+    remove: ({ username }) => removeAccountHome(username),
   },
 ];
