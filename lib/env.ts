@@ -50,6 +50,15 @@ const envSchema = z.object({
   ACCESS_LOG_DIR: optionalString,
   DNS_NAMESERVERS: optionalString,
   SERVER_IPV4: optionalString.refine((ip) => ip === null || net.isIPv4(ip), "must be an IPv4 address"),
+  ACME_DIRECTORY_URL: optionalString.refine(
+    (url) => url === null || /^https:\/\//.test(url),
+    "must be an https:// URL of an ACME directory",
+  ),
+  ACME_EMAIL: optionalString.refine((email) => email === null || /^[^\s@]+@[^\s@]+$/.test(email), "must be an email address"),
+  ACME_CA_BUNDLE: optionalString,
+  ACME_CHALLENGE_DIR: optionalString,
+  ACME_RENEW_BEFORE_DAYS: positiveInt(30),
+  CERTS_DIR: optionalString,
   METRICS_INTERVAL_S: positiveInt(60),
   METRICS_RETENTION_DAYS: positiveInt(30),
   // Bench-only routes (/api/bench/*): never enabled unless `npm run bench` asks for them.
@@ -86,6 +95,16 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     accessLogDir: path.resolve(/* turbopackIgnore: true */ raw.ACCESS_LOG_DIR ?? path.join(dataDir, "logs")),
     nameservers: parseNameservers(raw.DNS_NAMESERVERS, publicUrl),
     serverIpv4: raw.SERVER_IPV4 ?? primaryIpv4(),
+    acme: raw.ACME_DIRECTORY_URL
+      ? {
+          directoryUrl: raw.ACME_DIRECTORY_URL,
+          email: raw.ACME_EMAIL,
+          caBundlePath: raw.ACME_CA_BUNDLE ? path.resolve(/* turbopackIgnore: true */ raw.ACME_CA_BUNDLE) : null,
+          renewBeforeDays: raw.ACME_RENEW_BEFORE_DAYS,
+        }
+      : null,
+    certsDir: path.resolve(/* turbopackIgnore: true */ raw.CERTS_DIR ?? path.join(dataDir, "certs")),
+    acmeChallengeDir: path.resolve(/* turbopackIgnore: true */ raw.ACME_CHALLENGE_DIR ?? path.join(dataDir, "acme-challenge")),
     metricsIntervalS: raw.METRICS_INTERVAL_S,
     metricsRetentionDays: raw.METRICS_RETENTION_DAYS,
     benchRoutes: raw.PANEL_BENCH_ROUTES,
