@@ -56,7 +56,6 @@ const envSchema = z.object({
   ),
   ACME_EMAIL: optionalString.refine((email) => email === null || /^[^\s@]+@[^\s@]+$/.test(email), "must be an email address"),
   ACME_CA_BUNDLE: optionalString,
-  ACME_CHALLENGE_DIR: optionalString,
   ACME_RENEW_BEFORE_DAYS: positiveInt(30),
   CERTS_DIR: optionalString,
   METRICS_INTERVAL_S: positiveInt(60),
@@ -103,8 +102,9 @@ function loadEnv(source: NodeJS.ProcessEnv) {
           renewBeforeDays: raw.ACME_RENEW_BEFORE_DAYS,
         }
       : null,
+    // HTTP-01 challenges: the ACME job writes tokens here, every server block serves them.
+    acmeChallengeDir: path.join(dataDir, "acme-challenge"),
     certsDir: path.resolve(/* turbopackIgnore: true */ raw.CERTS_DIR ?? path.join(dataDir, "certs")),
-    acmeChallengeDir: path.resolve(/* turbopackIgnore: true */ raw.ACME_CHALLENGE_DIR ?? path.join(dataDir, "acme-challenge")),
     metricsIntervalS: raw.METRICS_INTERVAL_S,
     metricsRetentionDays: raw.METRICS_RETENTION_DAYS,
     benchRoutes: raw.PANEL_BENCH_ROUTES,

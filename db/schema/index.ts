@@ -8,3 +8,4 @@ export * from "./metrics";
 export * from "./php";
 export * from "./sso";
 export * from "./auth";
+export * from "./certificates";

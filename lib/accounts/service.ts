@@ -9,6 +9,7 @@ import { databaseSizesMb } from "@/lib/databases/service";
 import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { type Actor, recordAudit } from "@/lib/audit/service";
+import { requestAutoSslCheck } from "@/lib/autossl/job";
 import { normalizeDomainName } from "@/lib/domains/names";
 import { insertDomainWithZone } from "@/lib/domains/service";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
@@ -210,6 +211,7 @@ export async function updateAccountProfile(
       .returning({ id: hostingAccounts.id });
     if (updated.length === 0) throw notFound("Hosting account");
   }
+  if (isAutoSslEnabled) requestAutoSslCheck();
   return getAccount(db, accountId);
 }
 

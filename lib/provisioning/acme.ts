@@ -26,7 +26,7 @@ export interface AcmeSettings {
   /** A PEM file of extra CAs to trust for the directory's TLS (tests: pebble's listener). */
   caBundlePath: string | null;
   certsDir: string;
-  /** Served by every server block at /.well-known/acme-challenge/ (files named by token). */
+  /** The root every server block serves /.well-known/acme-challenge/ from. */
   challengeDir: string;
   /**
    * The local web server's HTTP port: each challenge file is fetched there (with the name as
@@ -101,10 +101,8 @@ export async function issueCertificate(
     backoffAttempts: 12,
   });
   await trustCaBundle(settings.caBundlePath);
-  await client.createAccount({
-    termsOfServiceAgreed: true,
-    ...(settings.email ? { contact: [`mailto:${settings.email}`] } : {}),
-  });
+  // Registers the key, or finds its account (then updates the contact: an empty update is refused).
+  await client.createAccount({ termsOfServiceAgreed: true, contact: settings.email ? [`mailto:${settings.email}`] : [] });
 
   const order = await client.createOrder({ identifiers: site.names.map((value) => ({ type: "dns", value })) });
   const written: string[] = [];
@@ -115,8 +113,8 @@ export async function issueCertificate(
       const challenge = authorization.challenges.find((candidate) => candidate.type === "http-01");
       if (!challenge) throw new AcmeError(`${name}: the CA offers no HTTP-01 challenge`);
       const keyAuthorization = await client.getChallengeKeyAuthorization(challenge);
-      const file = path.join(settings.challengeDir, challenge.token);
-      await fs.mkdir(settings.challengeDir, { recursive: true });
+      const file = path.join(settings.challengeDir, ".well-known", "acme-challenge", challenge.token);
+      await fs.mkdir(path.dirname(file), { recursive: true });
       await fs.writeFile(file, keyAuthorization, { mode: 0o644 });
       written.push(file);
       if (settings.selfCheckPort !== null) await selfCheck(settings.selfCheckPort, name, challenge.token, keyAuthorization);

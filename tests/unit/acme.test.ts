@@ -15,6 +15,7 @@ let pebble: Pebble;
 let nginx: TestNginx;
 let settings: AcmeSettings;
 let dir: string;
+const challengeFiles = () => fs.readdirSync(path.join(settings.challengeDir, ".well-known", "acme-challenge"));
 
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "acme-test-"));
@@ -24,7 +25,7 @@ before(async () => {
     `server {
     listen 127.0.0.1:${port} default_server;
     server_name _;
-    location ^~ /.well-known/acme-challenge/ { alias ${challengeDir}/; default_type text/plain; }
+    location ^~ /.well-known/acme-challenge/ { root ${challengeDir}; default_type text/plain; }
     location / { return 404; }
   }
   server {
@@ -63,7 +64,7 @@ test("a certificate is issued for every name and installed with a private key on
   assert.match(fs.readFileSync(files.certificatePath, "utf8"), /^-----BEGIN CERTIFICATE-----/);
   assert.deepEqual(await readCertificate(settings.certsDir, "alice.example"), issued);
   // The challenge files are gone once the order is done.
-  assert.deepEqual(fs.readdirSync(settings.challengeDir), []);
+  assert.deepEqual(challengeFiles(), []);
   // Issued by pebble's root (and the key matches the certificate).
   const { X509Certificate, createPrivateKey } = await import("node:crypto");
   const leaf = new X509Certificate(fs.readFileSync(files.certificatePath));
@@ -82,7 +83,7 @@ test("a name whose challenge the web server does not serve fails before the CA i
     issueCertificate(settings, { domain: "closed.example", names: ["closed.example"] }),
     /closed\.example: the web server does not serve the ACME challenge .*answered 404/,
   );
-  assert.deepEqual(fs.readdirSync(settings.challengeDir), []);
+  assert.deepEqual(challengeFiles(), []);
 });
 
 test("a validation the CA cannot complete fails with the CA's reason and installs nothing", async () => {
@@ -94,5 +95,5 @@ test("a validation the CA cannot complete fails with the CA's reason and install
     /broken\.example: validation failed: .*127\.0\.0\.2.*connection refused$/,
   );
   assert.equal(await readCertificate(settings.certsDir, "broken.example"), null);
-  assert.deepEqual(fs.readdirSync(settings.challengeDir), []);
+  assert.deepEqual(challengeFiles(), []);
 });
