@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
-import type { Queryable } from "@/db/client";
+import type { Database, Queryable } from "@/db/client";
 import { domainCertificates, domains, hostingAccounts } from "@/db/schema";
+import { type Actor, recordAudit } from "@/lib/audit/service";
 import { notFound } from "@/lib/errors";
 import { certificateNames } from "./state";
 
@@ -102,18 +103,22 @@ export async function releaseSite(db: Queryable, domainId: number) {
  * forget the back-off (an admin asking is not the job hammering the CA). A parked domain renews
  * the certificate of the domain it is parked on.
  */
-export async function requestRenewal(db: Queryable, accountId: number, domainId: number): Promise<{ domain: string }> {
-  const [target] = await db
-    .select({ id: sql<number>`coalesce(${domains.parkedOnDomainId}, ${domains.id})`.mapWith(Number), domain: domains.domain })
-    .from(domains)
-    .where(and(eq(domains.id, domainId), eq(domains.accountId, accountId)));
-  if (!target) throw notFound("Domain");
-  await db
-    .insert(domainCertificates)
-    .values({ domainId: target.id, renewRequested: true })
-    .onConflictDoUpdate({
-      target: domainCertificates.domainId,
-      set: { renewRequested: true, failures: 0, nextAttemptAt: null, status: sql`case when ${domainCertificates.status} = 'failed' then 'pending'::ssl_status else ${domainCertificates.status} end` },
-    });
-  return { domain: target.domain };
+export async function requestRenewal(db: Database, accountId: number, domainId: number, actor: Actor): Promise<{ domain: string }> {
+  return db.transaction(async (tx) => {
+    const [target] = await tx
+      .select({ id: sql<number>`coalesce(${domains.parkedOnDomainId}, ${domains.id})`.mapWith(Number), domain: domains.domain })
+      .from(domains)
+      .where(and(eq(domains.id, domainId), eq(domains.accountId, accountId)));
+    if (!target) throw notFound("Domain");
+    const failedToPending = sql`case when ${domainCertificates.status} = 'failed' then 'pending'::ssl_status else ${domainCertificates.status} end`;
+    await tx
+      .insert(domainCertificates)
+      .values({ domainId: target.id, renewRequested: true })
+      .onConflictDoUpdate({
+        target: domainCertificates.domainId,
+        set: { renewRequested: true, failures: 0, nextAttemptAt: null, status: failedToPending },
+      });
+    await recordAudit(tx, actor, { action: "domain.ssl_renew", targetType: "domain", targetId: target.id });
+    return { domain: target.domain };
+  });
 }

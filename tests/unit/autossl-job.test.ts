@@ -15,7 +15,7 @@ import { type AcmeSettings, readCertificate } from "@/lib/provisioning/acme";
 import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
 import { startNginx, type TestNginx } from "../support/nginx";
 import { type Pebble, startPebble } from "../support/pebble";
-import { seedTenants } from "../support/seed";
+import { seedActor, seedTenants } from "../support/seed";
 import { freePort } from "../support/server";
 
 // The AutoSSL job in process, on both backends, against pebble validating through a test nginx
@@ -165,7 +165,7 @@ for (const backend of testBackends()) {
       assert.equal(state.nextAttemptAt!.getTime(), clock.getTime() + 2 * BACKOFF_BASE_MS);
 
       // "Renew now" forgets the back-off: the next check tries at once.
-      await requestRenewal(connection.db, seed.alice.id, closed.id);
+      await requestRenewal(connection.db, seed.alice.id, closed.id, seedActor);
       assert.equal((await ssl("closed.alice.example")).status, "pending");
       assert.deepEqual((await job().check()).failed, ["closed.alice.example"]);
       assert.equal((await row(closed.id)).failures, 1);
@@ -175,17 +175,17 @@ for (const backend of testBackends()) {
 
     test("'Renew now' re-issues a valid certificate", async () => {
       const [main] = await listDomains(connection.db, seed.alice.id);
-      await requestRenewal(connection.db, seed.alice.id, main.id);
+      await requestRenewal(connection.db, seed.alice.id, main.id, seedActor);
       assert.deepEqual((await job().check()).issued, ["alice.example"]);
       assert.equal((await row(main.id)).renewRequested, false);
-      await assert.rejects(requestRenewal(connection.db, seed.bob.id, main.id), /not found/i);
+      await assert.rejects(requestRenewal(connection.db, seed.bob.id, main.id, seedActor), /not found/i);
     });
 
     test("one instance issues a site at a time (the lock is a lease on its row)", async () => {
       const [main] = await listDomains(connection.db, seed.alice.id);
       assert.ok(await claimSite(connection.db, main.id));
       assert.equal(await claimSite(connection.db, main.id), null);
-      await requestRenewal(connection.db, seed.alice.id, main.id);
+      await requestRenewal(connection.db, seed.alice.id, main.id, seedActor);
       assert.deepEqual((await job().check()).issued, [], "another instance holds the site");
       await connection.db.update(domainCertificates).set({ issuingUntil: null }).where(eq(domainCertificates.domainId, main.id));
       assert.deepEqual((await job().check()).issued, ["alice.example"]);

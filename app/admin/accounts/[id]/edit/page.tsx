@@ -3,9 +3,11 @@ import { Breadcrumbs } from "@/components/breadcrumbs";
 import { recordOr404 } from "@/app/admin/record-or-404";
 import { getDb } from "@/db/client";
 import { getAccount } from "@/lib/accounts/service";
+import { listDomains } from "@/lib/domains/service";
 import { getReseller } from "@/lib/resellers/service";
 import { AccountAdminForm } from "../../account-forms";
 import { accountFormOptions } from "../../form-options";
+import { Certificates } from "./certificates";
 
 export const metadata: Metadata = { title: "Edit hosting account" };
 
@@ -47,6 +49,7 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
         }}
         {...await accountFormOptions()}
       />
+      <Certificates accountId={account.id} autoSsl={account.is_auto_ssl_enabled} domains={await listDomains(db, account.id)} />
     </>
   );
 }
