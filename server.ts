@@ -5,6 +5,7 @@ import { prepareDatabase } from "@/db/prepare";
 import { announceAdminSetup } from "@/lib/admins/setup";
 import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
 import { ConfigError, env } from "@/lib/env";
+import { syncAllSites } from "@/lib/hosting/service";
 import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from "@/lib/http/client-address";
 import { matchApiRoute } from "@/lib/http/registry";
 import { buildAddressMatcher } from "@/lib/net/address";
@@ -27,6 +28,7 @@ export async function startServer(): Promise<http.Server> {
   const db = await connection();
   await prepareDatabase(db);
   await syncAllZoneFiles(db.db);
+  await syncAllSites(db.db);
 
   const app = next({ dev: false, dir: process.cwd() });
   await app.prepare();

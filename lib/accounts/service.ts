@@ -6,6 +6,9 @@ import { customerDatabases, databaseUsers, domains, hostingAccounts, phpVersions
 import { countAccountRecords } from "@/lib/dns/service";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { databaseSizesMb } from "@/lib/databases/service";
+import { accountDiskUsageMb } from "@/lib/hosting/disk-usage";
+import { applySshAccess, assertPhpUsable, assertUsernameFree, provisionAccount, syncAccountSites, webHostingEnabled } from "@/lib/hosting/service";
+import { lockAccountPlan } from "@/lib/accounts/plan-lock";
 import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { type Actor, recordAudit } from "@/lib/audit/service";
@@ -95,7 +98,11 @@ export async function listAccountsPage(db: Queryable, query: ListQuery): Promise
   };
 }
 
-/** Creates an account with its main domain (type `domain`) and that domain's zone, atomically. */
+/**
+ * Creates an account with its main domain (type `domain`) and that domain's zone, atomically;
+ * with web hosting on, also its Linux user, home and site, as the transaction's last step (undone
+ * if the commit fails).
+ */
 export async function createAccount(
   db: Database,
   input: CreateAccountInput,
@@ -104,6 +111,8 @@ export async function createAccount(
   const fields = createAccountSchema.parse(input);
   const domain = normalizeDomainName(fields.domain);
   if (!domain) throw validationError("domain", "is not a valid domain name");
+  await assertUsernameFree(fields.username);
+  let undoProvisioning: (() => Promise<void>) | null = null;
   const created = await db.transaction(async (tx) => {
     const plan = await findPlanByName(tx, fields.plan ?? DEFAULT_PLAN_NAME);
     if (!plan) throw validationError("plan", `names no plan ("${fields.plan}")`);
@@ -137,7 +146,11 @@ export async function createAccount(
       targetId: account.id,
       details: { username: account.username, domain },
     });
+    undoProvisioning = await provisionAccount(tx, account.id);
     return { accountId: account.id, domainId: domainRow.id };
+  }).catch(async (error) => {
+    await undoProvisioning?.();
+    throw error;
   });
   await syncZoneFile(db, created.domainId);
   return getAccount(db, created.accountId);
@@ -184,6 +197,8 @@ export async function updateAccountAdminFields(
     ) as Partial<typeof next>;
     if (Object.keys(changed).length === 0) return;
     await tx.update(hostingAccounts).set(changed).where(eq(hostingAccounts.id, accountId));
+    if (changed.hasSshAccess !== undefined) await applySshAccess(current.username, changed.hasSshAccess);
+    if (changed.status !== undefined) await syncAccountSites(tx, accountId);
     await recordAudit(tx, actor, {
       action: "hosting_account.update",
       targetType: "hosting_account",
@@ -222,6 +237,7 @@ export async function configurePhp(
   input: z.output<typeof configurePhpBodySchema>,
 ): Promise<{ message: string }> {
   return db.transaction(async (tx) => {
+    await lockAccountPlan(tx, accountId);
     const [domain] = await tx
       .select({ id: domains.id, domain: domains.domain })
       .from(domains)
@@ -229,10 +245,12 @@ export async function configurePhp(
     if (!domain) throw notFound("Domain");
     const [php] = await tx.select().from(phpVersions).where(eq(phpVersions.id, input.php_version_id));
     if (!php) throw validationError("php_version_id", "names no installed PHP version");
+    await assertPhpUsable(php.version);
     await tx
       .update(domains)
       .set({ phpVersionId: php.id, isPhpFpmEnabled: input.is_php_fpm_enabled })
       .where(eq(domains.id, domain.id));
+    await syncAccountSites(tx, accountId);
     return { message: `PHP version of ${domain.domain} updated to ${php.version}` };
   });
 }
@@ -255,8 +273,8 @@ export async function getUsageDetails(db: Queryable, accountId: number) {
     databases: { used: databases.length, limit: account.plan.max_databases },
     database_users: { used: await countOf(databaseUsers), limit: account.plan.max_database_users },
     dns_records: { used: await countAccountRecords(db, accountId), limit: account.plan.max_dns_records },
-    // Disk use is not measured by the panel yet: unknown, never invented.
-    disk: { used_mb: null, limit_mb: account.plan.disk_mb },
+    // The measured size of the home; null (unknown, never invented) when the panel keeps no homes.
+    disk: { used_mb: await accountDiskUsageMb(account.username), limit_mb: account.plan.disk_mb },
     // Real sizes from the database server; null when provisioning is off or the server is down.
     database_sizes: sizesMb
       ? databases.map((database) => ({
@@ -265,7 +283,7 @@ export async function getUsageDetails(db: Queryable, accountId: number) {
           size_mb: sizesMb.get(database.name) ?? 0,
         }))
       : null,
-    provisioning: { databases: mysqlProvisioner() !== null },
+    provisioning: { databases: mysqlProvisioner() !== null, web: webHostingEnabled() },
   };
 }
 

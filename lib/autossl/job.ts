@@ -2,6 +2,7 @@ import fs from "node:fs/promises";
 import type { Database, Queryable } from "@/db/client";
 import { getDb } from "@/db/client";
 import { env } from "@/lib/env";
+import { syncDomainSite } from "@/lib/hosting/service";
 import { type AcmeSettings, issueCertificate, readCertificate, removeCertificate } from "@/lib/provisioning/acme";
 import { claimSite, recordFailed, recordInstalled, recordIssued, releaseSite, type SiteToCheck, sitesToCheck } from "./service";
 import { decide, nextAttempt } from "./state";
@@ -20,7 +21,7 @@ export interface AutoSslOptions {
   settings?: AcmeSettings;
   renewBeforeDays?: number;
   now?: () => Date;
-  /** Rewrites the site's server blocks after its certificate changed. */
+  /** Rewrites the site's server blocks after its certificate changed (default: lib/hosting). */
   siteChanged?: (db: Queryable, domainId: number) => Promise<void>;
   log?: (message: string, error?: unknown) => void;
 }
@@ -43,8 +44,8 @@ export interface AutoSslJob {
 const DAY_MS = 86_400_000;
 const WAKE_DELAY_MS = 1000;
 
-/** Whether certificates can be issued here: an ACME directory is configured. */
-export const autoSslConfigured = () => env().acme !== null;
+/** Whether certificates can be issued here: an ACME directory and a web server (for HTTP-01). */
+export const autoSslConfigured = () => env().acme !== null && env().webServer !== null;
 
 function settingsFromEnv(): AcmeSettings {
   const config = env();
@@ -55,7 +56,7 @@ function settingsFromEnv(): AcmeSettings {
     caBundlePath: config.acme.caBundlePath,
     certsDir: config.certsDir,
     challengeDir: config.acmeChallengeDir,
-    selfCheckPort: null,
+    selfCheckPort: config.webHttpPort,
   };
 }
 
@@ -63,7 +64,7 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
   const openDb = options.db ?? getDb;
   const clock = options.now ?? (() => new Date());
   const log = options.log ?? ((message, error) => console.error(`[autossl] ${message}`, error ?? ""));
-  const siteChanged = options.siteChanged ?? (async () => {});
+  const siteChanged = options.siteChanged ?? syncDomainSite;
   let settings: AcmeSettings | null = options.settings ?? null;
   let timer: NodeJS.Timeout | null = null;
   let started = false;

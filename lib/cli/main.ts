@@ -208,7 +208,7 @@ const commands: Record<string, Command> = {
 
   async "php list"(db) {
     const versions = await listPhpVersions(db);
-    const text = versions.length ? versions.map((v) => `${v.id}\t${v.version}`).join("\n") : "No PHP versions.";
+    const text = versions.length ? versions.map((v) => `${v.id}\t${v.version}\t${v.installed ? "installed" : "not installed"}`).join("\n") : "No PHP versions.";
     return { json: { php_versions: versions }, text };
   },
 };

@@ -7,7 +7,11 @@ import { sslState } from "@/lib/autossl/state";
 import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
 import { createZone, nextSerial } from "@/lib/dns/zone";
 import { syncZoneFile, type ZoneWarning } from "@/lib/dns/zone-file-sync";
+import { env } from "@/lib/env";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
+import { provisionDomain, syncAccountSites } from "@/lib/hosting/service";
+import { removeCertificate } from "@/lib/provisioning/acme";
+import { removeZoneFile } from "@/lib/provisioning/zone-files";
 import { normalizeDomainName } from "./names";
 import type { createDomainBodySchema, domainRecordSchema } from "./schemas";
 
@@ -187,10 +191,44 @@ export async function createDomain(
       }
     }
     await assertOutsideOtherAccounts(tx, accountId, fields.domain);
-    return (await insertDomainWithZone(tx, fields)).id;
+    const domain = await insertDomainWithZone(tx, fields);
+    // Last step: the web server refusing the site (422) rolls the domain back.
+    await provisionDomain(tx, domain.id);
+    return domain.id;
   });
   const zoneWarning = await syncZoneFile(db, domainId);
   // A new site, or a new name on a site's certificate.
   requestAutoSslCheck();
   return { ...(await getDomainOrThrow(db, { accountId, id: domainId })), ...zoneWarning };
+}
+
+/**
+ * DELETE /api/client/domains/{id}: the domain, its zone and its site go; its files stay (the
+ * customer's data: only termination removes the home). The account's main domain, and a domain
+ * with subdomains or parked domains on it, are refused (422).
+ */
+export async function deleteDomain(db: Database, accountId: number, id: number): Promise<{ message: string }> {
+  const name = await db.transaction(async (tx) => {
+    await lockAccountPlan(tx, accountId);
+    const [row] = await tx
+      .select({ domain: domains.domain, main: hostingAccounts.domain })
+      .from(domains)
+      .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
+      .where(and(eq(domains.id, id), eq(domains.accountId, accountId)));
+    if (!row) throw notFound("Domain");
+    if (row.domain === row.main) throw validationError("id", "is the account's main domain");
+    try {
+      await tx.delete(domains).where(eq(domains.id, id));
+    } catch (error) {
+      if (pgErrorCode(error) === "23503") throw validationError("id", "has subdomains or parked domains: delete them first");
+      throw error;
+    }
+    await syncAccountSites(tx, accountId, [row.domain]);
+    return row.domain;
+  });
+  await removeZoneFile(name);
+  // Its site is gone: so is its certificate (a parked name leaves its domain's at the next issue).
+  await removeCertificate(env().certsDir, name);
+  requestAutoSslCheck();
+  return { message: `Domain ${name} deleted; its files remain in the home directory` };
 }

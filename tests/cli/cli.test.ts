@@ -68,7 +68,8 @@ for (const backend of testBackends()) {
       const php = onlyJsonObject(await run("php", "add", "--version", "8.3", "--json"));
       assert.deepEqual(Object.keys(php).sort(), ["id", "version"]);
       const list = onlyJsonObject(await run("php", "list", "--json"));
-      assert.deepEqual(list.php_versions, [php]);
+      // Known to the panel, not installed here (CI installs php8.2-fpm only): /usr/sbin/php-fpm8.3 is missing.
+      assert.deepEqual(list.php_versions, [{ ...php, installed: false }]);
     });
 
     test("key create prints the secret once; key list never does; disable, enable, delete", async () => {

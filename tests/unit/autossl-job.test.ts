@@ -24,8 +24,19 @@ import { freePort } from "../support/server";
 // failure with the reason and back-off (with a clock the test moves), "Renew now", removal of
 // an expired certificate once AutoSSL is off, and the lock between instances.
 
-// The Domain record reports AutoSSL only where ACME is configured; the job gets its settings below.
-process.env.ACME_DIRECTORY_URL ??= "https://acme.invalid/dir";
+// The Domain record reports AutoSSL only where ACME and a web server are configured (the job gets
+// its ACME settings below). Sites are written to a scratch directory and not tested: the job's
+// rewrite of a site is observed through `siteChanged`, and tests/api/autossl.test.ts serves them.
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "autossl-sites-"));
+Object.assign(process.env, {
+  ACME_DIRECTORY_URL: "https://acme.invalid/dir",
+  WEB_SERVER: "nginx",
+  NGINX_SITES_DIR: path.join(scratch, "nginx"),
+  HOME_ROOT: path.join(scratch, "home"),
+  ACCESS_LOG_DIR: path.join(scratch, "logs"),
+  NGINX_TEST_COMMAND: "true",
+  NGINX_RELOAD_COMMAND: "true",
+});
 
 const DAY = 86_400_000;
 let pebble: Pebble;
@@ -59,6 +70,7 @@ after(async () => {
   await pebble?.stop();
   await nginx?.stop();
   fs.rmSync(dir, { recursive: true, force: true });
+  fs.rmSync(scratch, { recursive: true, force: true });
 });
 
 for (const backend of testBackends()) {
