@@ -3,6 +3,7 @@ import type { Database, Queryable } from "@/db/client";
 import { getDb } from "@/db/client";
 import { env } from "@/lib/env";
 import { syncDomainSite } from "@/lib/hosting/service";
+import { runCommand } from "@/lib/provisioning/system";
 import { type AcmeSettings, issueCertificate, readCertificate, removeCertificate } from "@/lib/provisioning/acme";
 import { claimSite, recordFailed, recordInstalled, recordIssued, releaseSite, type SiteToCheck, sitesToCheck } from "./service";
 import { decide, nextAttempt } from "./state";
@@ -60,11 +61,22 @@ function settingsFromEnv(): AcmeSettings {
   };
 }
 
+/**
+ * The site's server blocks from the database (with or without its certificate), then a reload:
+ * a renewed certificate at the same path changes no configuration file, and nginx reads
+ * certificates only when it loads.
+ */
+async function rewriteAndReload(db: Queryable, domainId: number) {
+  await syncDomainSite(db, domainId);
+  const failure = await runCommand(env().nginxReloadCommand);
+  if (failure) throw new Error(`the web server did not reload: ${failure}`);
+}
+
 export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
   const openDb = options.db ?? getDb;
   const clock = options.now ?? (() => new Date());
   const log = options.log ?? ((message, error) => console.error(`[autossl] ${message}`, error ?? ""));
-  const siteChanged = options.siteChanged ?? syncDomainSite;
+  const siteChanged = options.siteChanged ?? rewriteAndReload;
   let settings: AcmeSettings | null = options.settings ?? null;
   let timer: NodeJS.Timeout | null = null;
   let started = false;

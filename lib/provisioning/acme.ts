@@ -49,8 +49,8 @@ export interface InstalledCertificate {
 /** Where a domain's certificate and key live (whether or not they exist yet). */
 export function certificateFiles(certsDir: string, domain: string): CertificateFiles {
   return {
-    certificatePath: path.join(certsDir, domain, "fullchain.pem"),
-    keyPath: path.join(certsDir, domain, "privkey.pem"),
+    certificatePath: path.join(/* turbopackIgnore: true */ certsDir, domain, "fullchain.pem"),
+    keyPath: path.join(/* turbopackIgnore: true */ certsDir, domain, "privkey.pem"),
   };
 }
 
@@ -68,7 +68,7 @@ export async function readCertificate(certsDir: string, domain: string): Promise
 
 /** Removes a domain's certificate and key (domain deleted, account terminated); no-op when absent. */
 export async function removeCertificate(certsDir: string, domain: string): Promise<void> {
-  await fs.rm(path.join(certsDir, domain), { recursive: true, force: true });
+  await fs.rm(path.join(/* turbopackIgnore: true */ certsDir, domain), { recursive: true, force: true });
 }
 
 function describe(pem: string): InstalledCertificate {
@@ -113,7 +113,7 @@ export async function issueCertificate(
       const challenge = authorization.challenges.find((candidate) => candidate.type === "http-01");
       if (!challenge) throw new AcmeError(`${name}: the CA offers no HTTP-01 challenge`);
       const keyAuthorization = await client.getChallengeKeyAuthorization(challenge);
-      const file = path.join(settings.challengeDir, ".well-known", "acme-challenge", challenge.token);
+      const file = path.join(/* turbopackIgnore: true */ settings.challengeDir, ".well-known", "acme-challenge", challenge.token);
       await fs.mkdir(path.dirname(file), { recursive: true });
       await fs.writeFile(file, keyAuthorization, { mode: 0o644 });
       written.push(file);
@@ -150,7 +150,7 @@ async function challengeError(client: acme.Client, order: acme.Order, name: stri
 }
 
 async function accountKey(certsDir: string): Promise<Buffer> {
-  const file = path.join(certsDir, ".acme", "account.key");
+  const file = path.join(/* turbopackIgnore: true */ certsDir, ".acme", "account.key");
   try {
     return await fs.readFile(file);
   } catch (error) {

@@ -18,6 +18,8 @@ export interface Pebble {
   issuanceRoot: string;
   /** Makes `name` resolve to `address` instead of 127.0.0.1 (challtestsrv's mock DNS). */
   resolve(name: string, address: string): Promise<void>;
+  /** Makes every DNS query for `name` fail (SERVFAIL): the CA cannot validate it. */
+  servfail(name: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -72,6 +74,9 @@ export async function startPebble({ httpPort }: { httpPort: number }): Promise<P
       issuanceRoot,
       async resolve(name, address) {
         await request("POST", `http://127.0.0.1:${challtestPort}/add-a`, null, JSON.stringify({ host: `${name}.`, addresses: [address] }));
+      },
+      async servfail(name) {
+        await request("POST", `http://127.0.0.1:${challtestPort}/set-servfail`, null, JSON.stringify({ host: `${name}.` }));
       },
       stop,
     };
