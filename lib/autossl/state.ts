@@ -6,7 +6,7 @@ import type { SslState } from "@/lib/domains/schemas";
 type CertificateRow = typeof domainCertificates.$inferSelect;
 
 const DAY_MS = 86_400_000;
-/** First retry after a failure, doubled per further failure up to the cap: at most four
+/** First retry after a failure, doubled per further failure up to the cap: at most three
  * attempts in the first hour (Let's Encrypt allows five failed validations per name and hour). */
 export const BACKOFF_BASE_MS = 15 * 60_000;
 export const BACKOFF_CAP_MS = DAY_MS;
