@@ -3,7 +3,6 @@ import fs from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import type { TLSSocket } from "node:tls";
-import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { eq } from "drizzle-orm";
@@ -11,10 +10,9 @@ import { domainCertificates } from "@/db/schema";
 import { testBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
-import { startNginx, type TestNginx } from "../support/nginx";
-import { type Pebble, startPebble } from "../support/pebble";
+import { type AcmeSites, startAcmeSites } from "../support/acme-sites";
+import type { Pebble } from "../support/pebble";
 import { seedTenants } from "../support/seed";
-import { freePort } from "../support/server";
 
 // AutoSSL end to end: the real server writes its sites for a test nginx (own config and ports)
 // and gets certificates from pebble, which validates HTTP-01 through that nginx. Turning AutoSSL
@@ -71,43 +69,24 @@ async function waitUntil<T>(what: string, probe: () => Promise<T | null | undefi
 for (const backend of testBackends()) {
   describe(`AutoSSL against pebble (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seedTenants>>>;
-    let nginx: TestNginx;
+    let acme: AcmeSites;
     let pebble: Pebble;
-    let root: string;
     let httpPort: number;
     let httpsPort: number;
     const alice = () => apiClient(env.server.baseUrl, env.seed.aliceKey);
     const domain = async (name: string) => (await alice().get("/api/client/domains")).body.find((row: { domain: string }) => row.domain === name);
 
     before(async () => {
-      root = fs.mkdtempSync(path.join(os.tmpdir(), "autossl-e2e-"));
-      const sites = path.join(root, "sites");
-      fs.mkdirSync(sites);
-      [httpPort, httpsPort] = [await freePort(), await freePort()];
-      nginx = await startNginx(`  include ${sites}/*.conf;\n  server { listen ${httpPort} default_server; return 404; }`, httpPort);
-      const nginxArgs = `-c ${nginx.dir}/nginx.conf -p ${nginx.dir}`;
-      pebble = await startPebble({ httpPort });
-      env = await createEnvironment(backend, seedTenants, {
-        WEB_SERVER: "nginx",
-        NGINX_SITES_DIR: sites,
-        NGINX_TEST_COMMAND: `nginx -t -q ${nginxArgs}`,
-        NGINX_RELOAD_COMMAND: `nginx -s reload ${nginxArgs}`,
-        WEB_HTTP_PORT: String(httpPort),
-        WEB_HTTPS_PORT: String(httpsPort),
-        ACME_DIRECTORY_URL: pebble.directoryUrl,
-        ACME_CA_BUNDLE: pebble.listenerCaPath,
-        ACME_EMAIL: "hostmaster@panel.example",
-      });
+      acme = await startAcmeSites();
+      ({ httpPort, httpsPort, pebble } = acme);
+      env = await createEnvironment(backend, seedTenants, acme.env);
       const documentRoot = path.join(env.database.env.DATA_DIR, "home", "alice", "public_html");
       fs.mkdirSync(documentRoot, { recursive: true });
       fs.writeFileSync(path.join(documentRoot, "index.html"), "alice's site\n");
     });
     after(async () => {
-      if (process.env.DEBUG_AUTOSSL) console.log(env?.server.output());
       await env?.teardown();
-      await pebble?.stop();
-      await nginx?.stop();
-      fs.rmSync(root, { recursive: true, force: true });
+      await acme?.stop();
     });
 
     test("before AutoSSL: no certificate, the site answers over HTTP", async () => {

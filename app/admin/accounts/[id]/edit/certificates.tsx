@@ -8,7 +8,7 @@ const STATUS_LABEL = { off: "None", pending: "Pending", active: "Active", failed
 export function Certificates({ accountId, autoSsl, domains }: { accountId: number; autoSsl: boolean; domains: DomainRecord[] }) {
   const canRenew = autoSsl && autoSslConfigured();
   return (
-    <section className="card" aria-labelledby="certificates-heading">
+    <section className="card" style={{ marginTop: "1.5rem" }} aria-labelledby="certificates-heading">
       <h2 id="certificates-heading">Certificates</h2>
       <p className="muted">
         {!autoSslConfigured()
