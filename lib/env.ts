@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -73,7 +74,7 @@ const envSchema = z.object({
     "must be an https:// URL of an ACME directory",
   ),
   ACME_EMAIL: optionalString.refine((email) => email === null || /^[^\s@]+@[^\s@]+$/.test(email), "must be an email address"),
-  ACME_CA_BUNDLE: optionalString,
+  ACME_CA_BUNDLE: optionalString.refine((file) => file === null || fs.existsSync(file), "must be a readable PEM file"),
   ACME_RENEW_BEFORE_DAYS: positiveInt(30),
   METRICS_INTERVAL_S: positiveInt(60),
   METRICS_RETENTION_DAYS: positiveInt(30),

@@ -5,7 +5,16 @@ import { env } from "@/lib/env";
 import { syncDomainSite } from "@/lib/hosting/service";
 import { runCommand } from "@/lib/provisioning/system";
 import { type AcmeSettings, issueCertificate, readCertificate, removeCertificate } from "@/lib/provisioning/acme";
-import { claimSite, recordFailed, recordInstalled, recordIssued, releaseSite, type SiteToCheck, sitesToCheck } from "./service";
+import {
+  claimSite,
+  recordCovered,
+  recordFailed,
+  recordInstalled,
+  recordIssued,
+  releaseSite,
+  type SiteToCheck,
+  sitesToCheck,
+} from "./service";
 import { decide, nextAttempt } from "./state";
 
 // The AutoSSL job: one per server process (started from instrumentation.ts when ACME is
@@ -153,6 +162,9 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
         const decision = decide({ ...site, installed }, clock(), renewBeforeDays());
         if (decision.action === "issue") await issue(db, site, summary);
         else if (decision.action === "wait") wakeAt = Math.min(wakeAt, decision.until.getTime());
+        else if (decision.action === "none" && site.autoSsl && installed && site.row && site.row.status !== "active") {
+          await recordCovered(db, site.domainId);
+        }
         else if (decision.action === "remove") {
           await removeCertificate(settings.certsDir, site.domain);
           await recordInstalled(db, site.domainId, null);

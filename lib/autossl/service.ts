@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { domainCertificates, domains, hostingAccounts } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
@@ -92,6 +92,17 @@ export async function recordInstalled(db: Queryable, domainId: number, installed
     .update(domainCertificates)
     .set(installed ? { names: installed.names, expiresAt: installed.expiresAt } : { names: [], expiresAt: null })
     .where(eq(domainCertificates.domainId, domainId));
+}
+
+/**
+ * The installed certificate already covers what the site needs (a failing name was removed
+ * again): whatever failed before is over.
+ */
+export async function recordCovered(db: Queryable, domainId: number) {
+  await db
+    .update(domainCertificates)
+    .set({ status: "active", error: null, failures: 0, nextAttemptAt: null })
+    .where(and(eq(domainCertificates.domainId, domainId), ne(domainCertificates.status, "active")));
 }
 
 export async function releaseSite(db: Queryable, domainId: number) {

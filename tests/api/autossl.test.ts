@@ -136,7 +136,7 @@ for (const backend of testBackends()) {
       assert.equal((await domain("alice-parked.example")).ssl.status, "active");
     });
 
-    test("a name the CA cannot validate: `failed` with the reason, the working certificate stays", async () => {
+    test("a name the CA cannot validate: `failed` with the reason, the working certificate stays; deleting the name heals it", async () => {
       await pebble.servfail("alice-broken.example");
       const main = await domain("alice.example");
       const parked = await alice().post("/api/client/domains", { domain: "alice-broken.example", domain_type: "parked", parked_on_domain_id: main.id });
@@ -156,6 +156,14 @@ for (const backend of testBackends()) {
         const waitS = (row.nextAttemptAt!.getTime() - Date.now()) / 1000;
         assert.ok(waitS > 14 * 60 && waitS <= 15 * 60, String(waitS));
       }
+
+      // The failing name deleted: the certificate in service covers every name again.
+      assert.equal((await alice().delete(`/api/client/domains/${parked.body.id}`)).status, 200);
+      const healed = await waitUntil("the failure cleared", async () => {
+        const state = (await domain("alice.example")).ssl;
+        return state.status === "active" && state;
+      });
+      assert.equal(healed.error, null);
     });
   });
 }
