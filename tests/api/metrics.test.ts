@@ -146,7 +146,11 @@ for (const backend of testBackends()) {
         assert.equal((await admin.get("/api/metrics/history?limit=2")).body[0].cpu_percent, 97.5, "fresh after clear-cache");
         assert.deepEqual((await admin.get("/api/metrics/stats")).body, stats.body, "stats not named: still cached");
         await admin.post("/api/metrics/clear-cache", { limit: 2, clear_stats: true });
-        assert.equal((await admin.get("/api/metrics/stats")).body.cpu.maximum, 97.5);
+        // The collector's own samples may reach 100 % on a busy machine: the fresh figures differ
+        // from the cached ones and take the inserted sample in, whatever the real ones were.
+        const fresh = (await admin.get("/api/metrics/stats")).body;
+        assert.notDeepEqual(fresh.cpu, stats.body.cpu, "fresh after clear-cache names stats");
+        assert.ok(fresh.cpu.maximum >= 97.5);
       });
 
       test("500 with an error naming the read when the database cannot answer it", async () => {
