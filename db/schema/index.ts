@@ -9,3 +9,4 @@ export * from "./php";
 export * from "./sso";
 export * from "./auth";
 export * from "./certificates";
+export * from "./idempotency";

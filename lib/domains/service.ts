@@ -223,7 +223,7 @@ export async function deleteDomain(db: Database, accountId: number, id: number):
       if (pgErrorCode(error) === "23503") throw validationError("id", "has subdomains or parked domains: delete them first");
       throw error;
     }
-    await syncAccountSites(tx, accountId, [row.domain]);
+    await syncAccountSites(tx, accountId, { removedDomains: [row.domain] });
     return row.domain;
   });
   await removeZoneFile(name);

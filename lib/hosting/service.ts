@@ -4,13 +4,11 @@ import { eq, inArray } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { domains, hostingAccounts, phpVersions } from "@/db/schema";
 import { env } from "@/lib/env";
-import { validationError } from "@/lib/errors";
 import {
   createDocumentRoot,
   createHome,
   createSystemUser,
   LOGIN_SHELL,
-  linuxUserExists,
   NO_LOGIN_SHELL,
   removeHome,
   removeSystemUser,
@@ -120,11 +118,18 @@ async function syncPools(db: Queryable, username: string, wanted: Pool[]): Promi
  * added or removed, PHP changes, the account is suspended or unsuspended. Throws 422 (and
  * changes no site) when nginx refuses the result. Call it inside the transaction of the change.
  */
-export async function syncAccountSites(db: Queryable, accountId: number, removedDomains: string[] = []): Promise<void> {
+export async function syncAccountSites(
+  db: Queryable,
+  accountId: number,
+  options: { removedDomains?: string[]; suspended?: boolean } = {},
+): Promise<void> {
   if (!webHostingEnabled()) return;
   const [account] = await db.select({ username: hostingAccounts.username }).from(hostingAccounts).where(eq(hostingAccounts.id, accountId));
   if (!account) return;
   const hosting = await loadHosting(db, [accountId]);
+  // The suspension being applied or undone (lib/accounts/lifecycle.ts), else the stored status.
+  if (options.suspended !== undefined) for (const site of hosting.sites) site.suspended = options.suspended;
+  const removedDomains = options.removedDomains ?? [];
   await syncPools(db, account.username, hosting.pools);
   const removals = removedDomains.map((domain) => ({ domain, contents: null }));
   await applySites([...render(hosting.sites), ...removals], logDirs([account.username]));
@@ -140,10 +145,10 @@ export async function syncDomainSite(db: Queryable, domainId: number): Promise<v
   if (row) await syncAccountSites(db, row.accountId);
 }
 
-/** Suspension of the account's sites (503 page); the account's status is already written. */
-export const suspendAccountSites = syncAccountSites;
-/** Back to serving the account's sites; the account's status is already written. */
-export const unsuspendAccountSites = syncAccountSites;
+/** Suspend (503 "suspended" page on every site of the account) or unsuspend (served again). */
+export async function setAccountSitesSuspended(db: Queryable, accountId: number, suspended: boolean): Promise<void> {
+  await syncAccountSites(db, accountId, { suspended });
+}
 
 /** Termination, first step: the account's sites and PHP pools go (its files stay until removeAccountHome). */
 export async function removeAccountSites(db: Queryable, accountId: number): Promise<void> {
@@ -159,13 +164,6 @@ export async function removeAccountSites(db: Queryable, accountId: number): Prom
 export async function removeAccountHome(username: string): Promise<void> {
   if (env().systemUsers) await removeSystemUser(username);
   if (homesEnabled()) await removeHome(homeOf(username));
-}
-
-/** 422 when SYSTEM_USERS is on and the name is already a Linux user (root, www-data, another tenant…). */
-export async function assertUsernameFree(username: string): Promise<void> {
-  if (env().systemUsers && (await linuxUserExists(username))) {
-    throw validationError("username", "is already a user of this server");
-  }
 }
 
 /**

@@ -1,7 +1,10 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
+import { getDb } from "@/db/client";
 import { AuthFailure, authenticate, type Principal } from "@/lib/auth/authenticate";
 import type { AccountRef } from "@/lib/auth/key-cache";
 import { AppError } from "@/lib/errors";
+import { IDEMPOTENCY_FIELD, runOnce } from "@/lib/idempotency/service";
 import { clientAddressOf } from "./client-address";
 import type { Operation } from "./operation";
 import { errorResponse, fieldErrorsOf, json, toErrorResponse, validationMessage } from "./respond";
@@ -59,7 +62,8 @@ function parseOrReject(schema: z.ZodType | undefined, value: unknown) {
 /**
  * The one way into the API: authenticates the key for this operation (lib/auth/authenticate),
  * parses params (a bad id is a 404), query and body (422 with field errors, 400 for bad JSON),
- * runs the handler and sends its result through the response schema, so no column leaks.
+ * runs the handler — once per Idempotency-Key where the operation honours one — and sends its
+ * result through the response schema, so no column leaks.
  */
 export function withApiKey<Op extends Operation>(
   operation: Op,
@@ -90,16 +94,56 @@ export function withApiKey<Op extends Operation>(
       // An optional body that was left out stays undefined (ApiContext's type says so).
       const body = rawBody === undefined ? undefined : parseOrReject(operation.body, rawBody);
 
-      const result = await handler({ principal, account, params, query, body, request } as ContextFor<Op>);
-      const response = operation.response.safeParse(result);
-      if (!response.success) throw new Error(`response does not match its schema: ${response.error.message}`);
-      return json(response.data, operation.successStatus);
+      const answer = async () => {
+        try {
+          const result = await handler({ principal, account, params, query, body, request } as ContextFor<Op>);
+          const response = operation.response.safeParse(result);
+          if (!response.success) throw new Error(`response does not match its schema: ${response.error.message}`);
+          return json(response.data, operation.successStatus);
+        } catch (error) {
+          return toErrorResponse(error, context);
+        }
+      };
+      const idempotencyKey = operation.idempotent ? request.headers.get("idempotency-key") : null;
+      if (idempotencyKey === null) return await answer();
+      return await answerOnce(
+        { apiKeyId: principal.keyId, key: idempotencyKey, request: [operation.method, url.pathname.replace(/\/$/, ""), body ?? null] },
+        answer,
+      );
     } catch (error) {
       if (error instanceof AuthFailure) return errorResponse(error.status, error.message);
       if (error instanceof RequestError) return error.response;
       return toErrorResponse(error, context);
     }
   };
+}
+
+/**
+ * Idempotency-Key: the first answer for (key, header value) is kept, and a retry of the same
+ * request receives exactly it, marked `Idempotent-Replayed: true` (lib/idempotency/service.ts).
+ */
+async function answerOnce(
+  claim: { apiKeyId: number; key: string; request: unknown },
+  answer: () => Promise<Response>,
+): Promise<Response> {
+  if (claim.key.trim() === "" || claim.key.length > 255) {
+    const message = "must be 1 to 255 characters";
+    throw new RequestError(errorResponse(422, `${IDEMPOTENCY_FIELD} ${message}`, { [IDEMPOTENCY_FIELD]: [message] }));
+  }
+  let replayed = true;
+  const stored = await runOnce(
+    await getDb(),
+    { apiKeyId: claim.apiKeyId, key: claim.key, requestHash: createHash("sha256").update(JSON.stringify(claim.request)).digest("hex") },
+    async () => {
+      replayed = false;
+      const response = await answer();
+      return { status: response.status, body: await response.text() };
+    },
+  );
+  return new Response(stored.body, {
+    status: stored.status,
+    headers: { "content-type": "application/json", ...(replayed && { "idempotent-replayed": "true" }) },
+  });
 }
 
 /** The handler of an operation a later piece of work implements: 501, never fake data. */

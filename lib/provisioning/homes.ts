@@ -3,6 +3,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { AppError } from "@/lib/errors";
+import { linuxUserExists } from "./passwd";
 
 // Home directories and Linux users of hosting accounts. A home is HOME_ROOT/<username>/
 // (0750, group of the web server so nginx can read the sites and nothing else can), with
@@ -29,10 +30,6 @@ async function lookup(database: "passwd" | "group", name: string): Promise<strin
     if ((error as { code?: number }).code === 2) return null;
     throw error;
   }
-}
-
-export async function linuxUserExists(username: string): Promise<boolean> {
-  return (await lookup("passwd", username)) !== null;
 }
 
 async function ids(user: string | null, group: string): Promise<{ uid: number; gid: number }> {

@@ -86,6 +86,7 @@ export async function writePool(pool: Pool): Promise<boolean> {
   const file = poolFilePath(pool.username, pool.version);
   const contents = renderPool(pool, poolSocketPath(pool.username, pool.version));
   if ((await readIfExists(file)) === contents) return false;
+  await fs.mkdir(env().phpFpmSocketDir, { recursive: true });
   await writeAtomically(file, contents);
   return true;
 }

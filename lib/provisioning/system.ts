@@ -55,7 +55,7 @@ export function runCommand(
     child.on("error", (error) => resolve(`${program}: ${error.message}`));
     child.on("close", (code, signal) => {
       if (code === 0) resolve(null);
-      else resolve(`${program} exited with ${signal ?? code}${output.trim() ? `: ${output.trim()}` : ""}`);
+      else resolve(`${command} exited with ${signal ?? code}${output.trim() ? `: ${output.trim()}` : ""}`);
     });
   });
 }

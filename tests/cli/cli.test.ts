@@ -90,6 +90,35 @@ for (const backend of testBackends()) {
       assert.equal(onlyJsonObject(await run("key", "list", "--json")).keys.length, 0);
     });
 
+    test("account list, suspend --reason, unsuspend, delete; a reserved username is refused", async () => {
+      const listed = onlyJsonObject(await run("account", "list", "--json"));
+      assert.deepEqual(listed.accounts.map((account: { username: string }) => account.username), ["plain", "shop"]);
+      const text = await run("account", "list");
+      assert.match(text.stdout, /\tshop\tshop\.example\tsmall\tactive/);
+
+      const suspended = onlyJsonObject(await run("account", "suspend", "plain", "--reason", "Invoice 12 unpaid", "--json"));
+      assert.deepEqual([suspended.username, suspended.status, suspended.suspension_reason], ["plain", "suspended", "Invoice 12 unpaid"]);
+      assert.deepEqual(onlyJsonObject(await run("account", "suspend", "plain", "--json")), suspended, "already suspended: unchanged");
+      const active = onlyJsonObject(await run("account", "unsuspend", "plain", "--json"));
+      assert.deepEqual([active.status, active.suspension_reason], ["active", null]);
+
+      const temporary = onlyJsonObject(await run("account", "create", "--username", "brief", "--domain", "brief.example", "--json"));
+      assert.deepEqual(onlyJsonObject(await run("account", "delete", "brief", "--json")), { id: temporary.id, username: "brief", deleted: true });
+      assert.deepEqual(
+        onlyJsonObject(await run("account", "list", "--json")).accounts.map((account: { username: string }) => account.username),
+        ["plain", "shop"],
+      );
+
+      const reserved = await run("account", "create", "--username", "postgres", "--domain", "pg.example", "--json");
+      assert.equal(reserved.code, 1);
+      assert.match(reserved.stderr, /username: is reserved by the server/);
+      for (const args of [["account", "suspend", "nobody_here"], ["account", "delete"], ["account", "unsuspend", "brief"]]) {
+        const result = await run(...args, "--json");
+        assert.notEqual(result.code, 0, args.join(" "));
+        assert.equal(result.stdout, "");
+      }
+    });
+
     test("errors go to stderr with a non-zero exit and nothing on stdout", async () => {
       for (const args of [
         ["account", "create", "--username", "shop", "--domain", "other.example"],
