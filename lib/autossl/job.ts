@@ -81,6 +81,15 @@ async function rewriteAndReload(db: Queryable, domainId: number) {
   if (failure) throw new Error(`the web server did not reload: ${failure}`);
 }
 
+/**
+ * The reason shown on the Domain record: the CA's or the self-check's words, but never a local
+ * file's path (a failed write under CERTS_DIR is for the panel's log).
+ */
+function publicReason(error: unknown): string {
+  if (error instanceof Error && "path" in error) return "the certificate could not be stored (see the panel's log)";
+  return (error instanceof Error ? error.message : String(error)).slice(0, 1000);
+}
+
 export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
   const openDb = options.db ?? getDb;
   const clock = options.now ?? (() => new Date());
@@ -116,8 +125,8 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
       summary.issued.push(site.domain);
     } catch (error) {
       const failures = row.failures + 1;
-      const message = (error instanceof Error ? error.message : String(error)).slice(0, 1000);
-      log(`${site.domain}: no certificate (attempt ${failures}): ${message}`);
+      const message = publicReason(error);
+      log(`${site.domain}: no certificate (attempt ${failures}):`, error);
       await recordFailed(db, site.domainId, { error: message, failures, nextAttemptAt: nextAttempt(failures, clock()) });
       summary.failed.push(site.domain);
       return;
