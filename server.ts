@@ -1,4 +1,5 @@
 import http from "node:http";
+import type { Socket } from "node:net";
 import next from "next";
 import { connection } from "@/db/client";
 import { prepareDatabase } from "@/db/prepare";
@@ -6,6 +7,7 @@ import { announceAdminSetup } from "@/lib/admins/setup";
 import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
 import { ConfigError, env } from "@/lib/env";
 import { syncAllSites } from "@/lib/hosting/service";
+import { BODY_TOO_LARGE_MESSAGE, declaresTooLargeBody } from "@/lib/http/body";
 import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from "@/lib/http/client-address";
 import { matchApiRoute } from "@/lib/http/registry";
 import { buildAddressMatcher } from "@/lib/net/address";
@@ -14,7 +16,8 @@ import { buildAddressMatcher } from "@/lib/net/address";
 // 404 and wrong methods with 405 (JSON, before authentication: there is nothing to protect) and
 // (2) decides the client's address from the socket, believing X-Forwarded-For only from
 // TRUSTED_PROXIES. `next start` alone passes forged forwarding headers through, so the panel
-// always runs through this file (npm start → scripts/start.ts → here).
+// always runs through this file (npm start → scripts/start.ts → here). It also refuses bodies
+// announced larger than 1 MiB before Next.js reads a byte, and bounds how long a request may take.
 
 function sendJson(res: http.ServerResponse, status: number, body: object, headers: http.OutgoingHttpHeaders = {}) {
   res.writeHead(status, { "content-type": "application/json", ...headers });
@@ -35,7 +38,14 @@ export async function startServer(): Promise<http.Server> {
   const handle = app.getRequestHandler();
   const trustedProxies = config.trustedProxies.length ? buildAddressMatcher(config.trustedProxies) : null;
 
-  const server = http.createServer((req, res) => {
+  // Node's defaults let a client take 300 s to send one request: the panel's requests are small
+  // (bodies ≤ 1 MiB), so a request's headers must arrive within 10 s and the whole of it within
+  // 30 s, or it is answered 408 and its connection closed (checked every second, not every 30 s).
+  const limits = { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 };
+  const server = http.createServer(limits, (req, res) => {
+    if (declaresTooLargeBody(req.headers["content-length"])) {
+      return sendJson(res, 413, { error: BODY_TOO_LARGE_MESSAGE });
+    }
     const pathname = (req.url ?? "/").split("?")[0];
     if (pathname === "/api" || pathname.startsWith("/api/")) {
       const isBenchRoute = config.benchRoutes && pathname.startsWith("/api/bench/");
@@ -55,6 +65,24 @@ export async function startServer(): Promise<http.Server> {
     );
     if (clientAddress) req.headers[CLIENT_ADDRESS_HEADER] = clientAddress;
     void handle(req, res);
+  });
+
+  // Node closes a connection whose request body was left unread (a 413) as soon as the answer is
+  // written (socket.destroySoon); the bytes still arriving then make the kernel reset the
+  // connection, which can discard the answer before the client reads it. A lingering close, as
+  // web servers do: half-close after the answer, and close for good 2 s later.
+  server.on("connection", (socket: Socket) => {
+    socket.destroySoon = () => {
+      socket.end();
+      setTimeout(() => socket.destroy(), 2000).unref();
+    };
+  });
+
+  // A client that asks before sending (Expect: 100-continue) is told 413 before it sends anything.
+  server.on("checkContinue", (req, res) => {
+    if (declaresTooLargeBody(req.headers["content-length"])) return sendJson(res, 413, { error: BODY_TOO_LARGE_MESSAGE });
+    res.writeContinue();
+    server.emit("request", req, res);
   });
 
   await announceAdminSetup(db.db);

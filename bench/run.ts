@@ -48,3 +48,4 @@ try {
 }
 await (await import("./metrics")).runMetricsBench();
 await (await import("./api-keys")).runApiKeysBench();
+await (await import("./startup")).runStartupBench();

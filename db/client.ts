@@ -31,21 +31,34 @@ const migrationsFolder = path.join(/* turbopackIgnore: true */ process.cwd(), "d
 
 export class DataDirLockedError extends Error {}
 
+/** The command line of a live process, or null (no such process, or no /proc to ask). */
+function commandLineOf(pid: number): string | null {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+  } catch {
+    return null;
+  }
+}
+
 /**
  * PGlite has no lock between processes: two on one directory silently lose writes. The owner
- * writes its pid into `<dataDir>/panel.lock`; a lock whose process is gone is taken over.
+ * writes its pid and command line into `<dataDir>/panel.lock`. The lock holds only while that pid
+ * runs that same command line: a pid reused by another program after a crash, or a file written
+ * by hand (`echo 1 > panel.lock`), is stale and taken over. Without /proc, a live pid holds it.
  */
 function lockDataDir(dataDir: string): () => void {
   fs.mkdirSync(dataDir, { recursive: true });
   const lockPath = path.join(dataDir, "panel.lock");
+  const ownCommandLine = commandLineOf(process.pid) ?? "";
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      fs.writeFileSync(lockPath, String(process.pid), { flag: "wx" });
+      fs.writeFileSync(lockPath, `${process.pid}\n${ownCommandLine}\n`, { flag: "wx" });
       return () => fs.rmSync(lockPath, { force: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const ownerPid = Number(fs.readFileSync(lockPath, "utf8"));
-      if (ownerPid && ownerPid !== process.pid && isProcessAlive(ownerPid)) {
+      const [pidLine, commandLine = ""] = fs.readFileSync(lockPath, "utf8").split("\n");
+      const ownerPid = Number(pidLine);
+      if (ownerPid && ownerPid !== process.pid && isLockOwner(ownerPid, commandLine.trim())) {
         throw new DataDirLockedError(
           `The data dir ${dataDir} is in use by another panel process (pid ${ownerPid}), ` +
             `probably the running server. Stop it first, or use PostgreSQL (DATABASE_URL) ` +
@@ -56,6 +69,12 @@ function lockDataDir(dataDir: string): () => void {
     }
   }
   throw new DataDirLockedError(`Could not lock the data dir ${dataDir}`);
+}
+
+function isLockOwner(pid: number, recordedCommandLine: string): boolean {
+  if (!isProcessAlive(pid)) return false;
+  const commandLine = commandLineOf(pid);
+  return commandLine === null || (recordedCommandLine !== "" && commandLine === recordedCommandLine);
 }
 
 function isProcessAlive(pid: number): boolean {
@@ -69,7 +88,15 @@ function isProcessAlive(pid: number): boolean {
 
 export async function openConnection(target: DatabaseTarget): Promise<Connection> {
   if ("url" in target) {
-    const client = postgres(target.url, { max: 10, onnotice: () => {} });
+    const client = postgres(target.url, {
+      max: 10,
+      onnotice: () => {},
+      // While the database is away a request must fail within seconds (503, lib/http/respond.ts)
+      // and be served again within seconds once it is back: connect attempts give up after 2 s,
+      // and the pause before reconnecting stays under 1 s (the default grows to 20 s).
+      connect_timeout: 2,
+      backoff: (attempt) => Math.min(0.1 * attempt, 1),
+    });
     const db = drizzlePostgres(client, { schema }) as unknown as Database;
     return {
       db,

@@ -43,3 +43,36 @@ export function pgErrorCode(error: unknown): string | undefined {
   }
   return undefined;
 }
+
+// Failures that mean "the database server is not reachable right now" rather than "this query is
+// wrong": refused or lost connections, connect time-outs (postgres.js codes), and PostgreSQL's own
+// connection-exception (08…) and operator-intervention (57P01–57P03: shutting down, starting up).
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_DESTROYED",
+  "CONNECTION_ENDED",
+  "57P01",
+  "57P02",
+  "57P03",
+]);
+
+export const DATABASE_UNAVAILABLE_MESSAGE = "The database is unavailable; try again shortly";
+
+/** True when `error` (or an error it wraps) says the database server cannot be reached now. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current = error; current && typeof current === "object"; ) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && (UNREACHABLE_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

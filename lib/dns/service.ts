@@ -53,14 +53,24 @@ async function findOwnedRecord(db: Queryable, accountId: number, id: number) {
   return row;
 }
 
-/** CNAME is alone at its name: no other record beside a CNAME, no CNAME beside anything. */
-async function assertCnameExclusive(
-  tx: Queryable,
-  record: { domainId: number; name: string; type: string },
-  exceptId: number | null,
-) {
+/**
+ * Locks the zone's domain row for the rest of the transaction. Every record write takes it before
+ * checking the zone's rules, so two concurrent changes at one name are checked one after the other.
+ */
+async function lockZone(tx: Queryable, domainId: number) {
+  await tx.select({ id: domains.id }).from(domains).where(eq(domains.id, domainId)).for("update");
+}
+
+type RecordValues = Pick<RecordRow, "domainId" | "name" | "type" | "content" | "priority" | "weight" | "port">;
+
+/**
+ * The zone's rules at one name, checked under lockZone: a CNAME stands alone (no other record
+ * beside it, no CNAME beside anything), and a record identical to another one (same name, type,
+ * content and, where the type uses them, priority, weight and port) is refused.
+ */
+async function assertZoneRules(tx: Queryable, record: RecordValues, exceptId: number | null) {
   const others = await tx
-    .select({ type: dnsRecords.type })
+    .select()
     .from(dnsRecords)
     .where(
       and(
@@ -75,6 +85,10 @@ async function assertCnameExclusive(
   if (record.type !== "CNAME" && others.some((other) => other.type === "CNAME")) {
     throw validationError("name", `"${record.name}" already has a CNAME record, which must stand alone`);
   }
+  const identical = others.some((other) =>
+    (["type", "content", "priority", "weight", "port"] as const).every((field) => other[field] === record[field]),
+  );
+  if (identical) throw validationError("content", `an identical ${record.type} record already exists at "${record.name}"`);
 }
 
 async function countAccountRecords(tx: Queryable, accountId: number): Promise<number> {
@@ -109,7 +123,8 @@ export async function createDnsRecord(
     assertQuota(await countAccountRecords(tx, accountId), plan.maxDnsRecords, "DNS records");
     const name = relativeRecordName(domain.domain, input.name);
     const fields = validateRecordContent({ ...input, type: input.type });
-    await assertCnameExclusive(tx, { domainId: domain.id, name, type: input.type }, null);
+    await lockZone(tx, domain.id);
+    await assertZoneRules(tx, { domainId: domain.id, name, type: input.type, ...fields }, null);
     const [created] = await tx
       .insert(dnsRecords)
       .values({ domainId: domain.id, name, type: input.type, ttl: input.ttl, ...fields })
@@ -128,6 +143,8 @@ export async function updateDnsRecord(
   patch: z.output<typeof updateDnsRecordBodySchema>,
 ): Promise<DnsRecordChange> {
   const row = await db.transaction(async (tx) => {
+    // The record is read again once its zone is locked: a concurrent change may have moved it.
+    await lockZone(tx, (await findOwnedRecord(tx, accountId, id)).record.domainId);
     const { record, zone } = await findOwnedRecord(tx, accountId, id);
     assertNotSoa(record.type, "modified");
     assertNotSoa(patch.type, "created");
@@ -140,7 +157,7 @@ export async function updateDnsRecord(
       weight: patch.weight ?? record.weight,
       port: patch.port ?? record.port,
     });
-    await assertCnameExclusive(tx, { domainId: record.domainId, name, type }, record.id);
+    await assertZoneRules(tx, { domainId: record.domainId, name, type, ...fields }, record.id);
     const [updated] = await tx
       .update(dnsRecords)
       .set({ name, type, ttl: patch.ttl ?? record.ttl, ...fields })

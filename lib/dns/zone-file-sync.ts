@@ -1,7 +1,8 @@
 import { asc, eq } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { dnsRecords, domains } from "@/db/schema";
-import { writeZoneFile } from "@/lib/provisioning/zone-files";
+import { eachLimited } from "@/lib/provisioning/system";
+import { removeOrphanTemporaryFiles, writeZoneFile } from "@/lib/provisioning/zone-files";
 
 /** A zone as stored: its domain name, serial and records. */
 export async function loadZone(db: Queryable, domainId: number) {
@@ -22,25 +23,31 @@ export type ZoneWarning = { warning?: string };
 export async function syncZoneFile(db: Queryable, domainId: number): Promise<ZoneWarning> {
   try {
     const { reloadError } = await writeZoneFile(await loadZone(db, domainId));
-    return reloadError ? { warning: `Saved, but the zone reload failed: ${reloadError}` } : {};
+    // The reload command's output and the write's error go to the log (writeZoneFile, below):
+    // they name commands and paths of the server, which are not the caller's business.
+    return reloadError ? { warning: "Saved, but the zone reload failed; the panel's log says why" } : {};
   } catch (error) {
     console.error(`[dns] could not write the zone file of domain ${domainId}:`, error);
-    return { warning: `Saved, but the zone file could not be written: ${(error as Error).message}` };
+    return {
+      warning: "Saved, but the zone file could not be written; it is written again at the zone's next change or the panel's next start",
+    };
   }
 }
 
 /**
- * At start (ZONES_DIR may be new, or files lost): every zone from two queries, each file written
- * and reloaded only when its content changed.
+ * At start (ZONES_DIR may be new, or files lost, or litter left): every zone from two queries,
+ * each file written and reloaded only when its content changed.
  */
 export async function syncAllZoneFiles(db: Queryable): Promise<void> {
+  await removeOrphanTemporaryFiles();
   const zones = await db.select({ id: domains.id, domain: domains.domain, serial: domains.soaSerial }).from(domains).orderBy(asc(domains.id));
   const records = await db.select().from(dnsRecords).orderBy(asc(dnsRecords.domainId), asc(dnsRecords.id));
   const byDomain = new Map<number, (typeof records)[number][]>();
   for (const record of records) byDomain.set(record.domainId, [...(byDomain.get(record.domainId) ?? []), record]);
-  for (const zone of zones) {
-    await writeZoneFile({ domain: zone.domain, serial: zone.serial, records: byDomain.get(zone.id) ?? [] }).catch((error) =>
-      console.error(`[dns] could not write the zone file of ${zone.domain}:`, (error as Error).message),
-    );
-  }
+  await eachLimited(zones, 64, (zone) =>
+    writeZoneFile({ domain: zone.domain, serial: zone.serial, records: byDomain.get(zone.id) ?? [] }).then(
+      () => undefined,
+      (error) => console.error(`[dns] could not write the zone file of ${zone.domain}:`, (error as Error).message),
+    ),
+  );
 }

@@ -26,11 +26,44 @@ export interface NewDomain {
   parkedOnDomainId?: number | null;
 }
 
+// pg_advisory_xact_lock key held by every domain insert ("domain" in ASCII): the rules below
+// compare a new name with every account's names, so two inserts must not check at once.
+const DOMAIN_NAMES_LOCK = 0x646f6d61696e;
+
+/**
+ * A name inside another account's domain (`mail.bob.example` while bob holds `bob.example`)
+ * would be a zone cut into that account's zone, served in its place; a name containing another
+ * account's domain (`bob.example` while bob holds `mail.bob.example`) would claim a zone another
+ * account already serves part of. Both are refused (cPanel refuses them by default too).
+ */
+async function assertApartFromOtherAccounts(tx: Queryable, accountId: number, name: string) {
+  const labels = name.split(".");
+  const parents = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join("."));
+  const [inside] = parents.length
+    ? await tx
+        .select({ id: domains.id })
+        .from(domains)
+        .where(and(inArray(domains.domain, parents), ne(domains.accountId, accountId)))
+        .limit(1)
+    : [];
+  if (inside) throw validationError("domain", "is inside a domain of another account on this server");
+  const [containing] = await tx
+    .select({ id: domains.id })
+    .from(domains)
+    .where(and(sql`right(${domains.domain}, ${name.length + 1}) = ${`.${name}`}`, ne(domains.accountId, accountId)))
+    .limit(1);
+  if (containing) throw validationError("domain", "contains a domain of another account on this server");
+}
+
 /**
  * Inserts a domain and provisions its zone (SOA, two NS, apex A). Run it inside the caller's
- * transaction: a failure leaves neither. A name taken anywhere on the server is a 422.
+ * transaction: a failure leaves neither. A name taken anywhere on the server, or inside or
+ * containing another account's domain, is a 422 — checked under a server-wide lock, so it holds
+ * under concurrent requests.
  */
 export async function insertDomainWithZone(tx: Queryable, fields: NewDomain) {
+  await tx.execute(sql`select pg_advisory_xact_lock(${DOMAIN_NAMES_LOCK})`);
+  await assertApartFromOtherAccounts(tx, fields.accountId, fields.domain);
   try {
     const [domain] = await tx
       .insert(domains)
@@ -119,23 +152,6 @@ async function ownedTarget(tx: Queryable, accountId: number, id: number | undefi
 }
 
 /**
- * A name inside another account's domain (`mail.bob.example` while bob holds `bob.example`)
- * would be a zone cut into that account's zone, served in its place: refused (cPanel refuses it by
- * default too).
- */
-async function assertOutsideOtherAccounts(tx: Queryable, accountId: number, name: string) {
-  const labels = name.split(".");
-  const parents = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join("."));
-  if (parents.length === 0) return;
-  const [taken] = await tx
-    .select({ id: domains.id })
-    .from(domains)
-    .where(and(inArray(domains.domain, parents), ne(domains.accountId, accountId)))
-    .limit(1);
-  if (taken) throw validationError("domain", "is inside a domain of another account on this server");
-}
-
-/**
  * The full name of a subdomain under `parent`: `domain` when it already ends in the parent,
  * else `<subdomain>.<parent>` when `subdomain` is given, else `<domain>.<parent>` for a single
  * label. Returns the name and its leading part (stored as `subdomain`).
@@ -190,7 +206,6 @@ export async function createDomain(
         fields = { accountId, domain: name, domainType: "domain", domainPath: input.domain_path ?? `public_html/${name}` };
       }
     }
-    await assertOutsideOtherAccounts(tx, accountId, fields.domain);
     const domain = await insertDomainWithZone(tx, fields);
     // Last step: the web server refusing the site (422) rolls the domain back.
     await provisionDomain(tx, domain.id);

@@ -15,6 +15,7 @@ import {
   setLoginShell,
 } from "@/lib/provisioning/homes";
 import { applySites, renderSite, type Site, type SiteChange, siteSettings, writtenSiteDomains } from "@/lib/provisioning/nginx";
+import { eachLimited } from "@/lib/provisioning/system";
 import { assertPhpInstalled, type Pool, poolSocketPath, reloadPhp, removePool, writePool } from "@/lib/provisioning/php-fpm";
 
 // Web hosting (DESIGN.md "Web hosting"): what the database says each account's sites, PHP
@@ -69,10 +70,12 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
     .orderBy(domains.id);
   const parked = new Map<number, string[]>();
   for (const row of rows) if (row.parkedOn !== null) parked.set(row.parkedOn, [...(parked.get(row.parkedOn) ?? []), row.domain]);
+  const served = rows.filter((row) => row.type !== "parked");
+  const certificates = new Map<string, Awaited<ReturnType<typeof certificateOf>>>();
+  await eachLimited(served, 64, async (row) => void certificates.set(row.domain, await certificateOf(row.domain)));
   const sites: Site[] = [];
   const pools = new Map<string, Pool>();
-  for (const row of rows) {
-    if (row.type === "parked") continue;
+  for (const row of served) {
     const home = homeOf(row.username);
     const version = row.fpm ? row.php : null;
     if (version) {
@@ -91,7 +94,7 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
       accessLog: path.join(accessLogDir(row.username), `${row.domain}.log`),
       phpSocket: version ? poolSocketPath(row.username, version) : null,
       suspended: row.status === "suspended",
-      tls: await certificateOf(row.domain),
+      tls: certificates.get(row.domain) ?? null,
     });
   }
   return { sites, pools: [...pools.values()], usernames: new Set(rows.map((row) => row.username)) };

@@ -27,7 +27,8 @@ const statusText: Record<number, string> = {
   422: "Validation error or failed operation",
   500: "Internal error",
   501: "Not implemented yet",
-  503: "A provisioning server is unavailable",
+  413: "Request body larger than 1 MiB",
+  503: "The database or a provisioning server is unavailable; retry after Retry-After seconds",
 };
 
 const toSchema = (schema: z.ZodType, io: "input" | "output") =>
@@ -82,7 +83,15 @@ function operationObject(operation: Operation) {
       content: { "application/json": { schema: toSchema(operation.response, "output") } },
     },
   };
-  const statuses = new Set([401, 403, ...(operation.audience === "client" ? [400, 404] : []), ...operation.errorStatuses]);
+  // Any operation may meet a database that is away (503); any body may be too large (413).
+  const statuses = new Set([
+    401,
+    403,
+    503,
+    ...(operation.audience === "client" ? [400, 404] : []),
+    ...(operation.body ? [413] : []),
+    ...operation.errorStatuses,
+  ]);
   for (const status of [...statuses].sort()) {
     responses[status] = {
       description: statusText[status] ?? "Error",

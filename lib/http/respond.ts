@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { AppError, type AppErrorCode, type FieldErrors, pgErrorCode } from "@/lib/errors";
+import {
+  AppError,
+  type AppErrorCode,
+  DATABASE_UNAVAILABLE_MESSAGE,
+  type FieldErrors,
+  isDatabaseUnavailable,
+  pgErrorCode,
+} from "@/lib/errors";
 
 const statusOfCode: Record<AppErrorCode, number> = {
   BAD_REQUEST: 400,
@@ -46,8 +53,19 @@ export function validationMessage(errors: FieldErrors): string {
   return `Validation failed: ${field}: ${messages[0]}`;
 }
 
-/** Maps anything a handler threw to its response; unexpected errors are logged, not shown. */
+/** Seconds a client is asked to wait while the database is away (it is back within seconds). */
+const DATABASE_RETRY_AFTER_S = 5;
+
+/**
+ * The one place that turns what a handler threw into an answer. Only AppError and validation
+ * messages are written for the caller; anything else (driver, SQL, file system) is logged and
+ * answered in words, so no query, stack or path reaches a client.
+ */
 export function toErrorResponse(error: unknown, context: string): Response {
+  if (isDatabaseUnavailable(error)) {
+    console.error(`[api] ${context}: the database is unavailable:`, describeCause(error));
+    return errorResponse(503, DATABASE_UNAVAILABLE_MESSAGE, undefined, { "retry-after": String(DATABASE_RETRY_AFTER_S) });
+  }
   if (error instanceof AppError) {
     if (error.code === "INTERNAL") console.error(`[api] ${context}: ${error.message}`, error.cause ?? "");
     return errorResponse(statusOfCode[error.code], error.message, error.fieldErrors);
@@ -62,4 +80,14 @@ export function toErrorResponse(error: unknown, context: string): Response {
   if (pgCode === "22003") return errorResponse(422, "A number is out of range");
   console.error(`[api] ${context} failed:`, error);
   return errorResponse(500, `${context} could not complete because of an internal error`);
+}
+
+/** A one-line cause for the log: a database outage is expected, its stack is noise. */
+function describeCause(error: unknown): string {
+  const parts: string[] = [];
+  for (let current = error; current && typeof current === "object"; current = (current as { cause?: unknown }).cause) {
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (typeof code === "string" || typeof message === "string") parts.push([code, message].filter(Boolean).join(" "));
+  }
+  return parts.at(-1) ?? String(error);
 }

@@ -5,6 +5,7 @@ import { AuthFailure, authenticate, type Principal } from "@/lib/auth/authentica
 import type { AccountRef } from "@/lib/auth/key-cache";
 import { AppError } from "@/lib/errors";
 import { IDEMPOTENCY_FIELD, runOnce } from "@/lib/idempotency/service";
+import { BodyTooLargeError, readBoundedText } from "./body";
 import { clientAddressOf } from "./client-address";
 import type { Operation } from "./operation";
 import { errorResponse, fieldErrorsOf, json, toErrorResponse, validationMessage } from "./respond";
@@ -39,7 +40,13 @@ class RequestError extends Error {
 
 async function readBody(request: Request, operation: Operation): Promise<unknown> {
   if (!operation.body) return undefined;
-  const text = await request.text();
+  let text: string;
+  try {
+    text = await readBoundedText(request);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw new RequestError(errorResponse(413, error.message));
+    throw error;
+  }
   if (text.trim() === "") {
     if (operation.bodyOptional) return undefined;
     throw new RequestError(errorResponse(400, "A JSON body is required"));

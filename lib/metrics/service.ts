@@ -47,21 +47,17 @@ export interface MetricsService {
 
 const GIB = 1024 ** 3;
 
-/** Runs a read; any failure becomes a 500 whose message says what could not be read, and why. */
+/**
+ * Runs a read; any failure becomes a 500 whose message says what could not be read (why goes to
+ * the log: the driver's words are no client's business). The cause is kept, so a database that
+ * is away still answers 503 (lib/http/respond.ts).
+ */
 async function readOrFail<T>(what: string, read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (error) {
-    console.error(`[metrics] could not read ${what}:`, error);
-    throw new AppError("INTERNAL", `Could not read ${what}: ${rootCause(error)}`);
+    throw new AppError("INTERNAL", `Could not read ${what}; the panel's log says why`, undefined, { cause: error });
   }
-}
-
-/** The innermost cause's message: the driver's words, not drizzle's "Failed query: <SQL>". */
-function rootCause(error: unknown): string {
-  let current = error;
-  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
-  return current instanceof Error ? current.message : String(current);
 }
 
 export async function queryMetricsHistory(db: Queryable, limit: number): Promise<MetricsHistoryRecord[]> {

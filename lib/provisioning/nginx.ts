@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { readIfExists, runCommand, writeAtomically } from "./system";
+import { eachLimited, readIfExists, runCommand, writeAtomically } from "./system";
 
 // nginx server blocks, one file per served domain: NGINX_SITES_DIR/<domain>.conf, included by
 // the admin's nginx.conf. renderSite is pure; applySites writes a batch of files, runs
@@ -157,31 +157,32 @@ export function applySites(changes: SiteChange[], logDirs: string[] = []): Promi
 
 let queue: Promise<unknown> = Promise.resolve();
 
+const PARALLEL_FILES = 64;
+
 async function applyBatch(changes: SiteChange[], logDirs: string[]): Promise<number> {
   const config = env();
   const previous = new Map<string, string | null>();
-  for (const change of changes) {
+  await eachLimited(changes, PARALLEL_FILES, async (change) => {
     const file = siteFilePath(change.domain);
     const before = await readIfExists(file);
     if (before !== change.contents) previous.set(file, before);
-  }
+  });
   if (previous.size === 0) return 0;
   // nginx opens every access log when it loads: their directories must exist first.
-  for (const dir of new Set(logDirs)) await fs.mkdir(dir, { recursive: true });
+  await eachLimited([...new Set(logDirs)], PARALLEL_FILES, async (dir) => void (await fs.mkdir(dir, { recursive: true })));
   try {
-    for (const change of changes) {
-      const file = siteFilePath(change.domain);
-      if (!previous.has(file)) continue;
-      if (change.contents === null) await fs.rm(file, { force: true });
-      else await writeAtomically(file, change.contents);
-    }
+    const changed = changes.filter((change) => previous.has(siteFilePath(change.domain)));
+    await eachLimited(changed, PARALLEL_FILES, async (change) => {
+      if (change.contents === null) await fs.rm(siteFilePath(change.domain), { force: true });
+      else await writeAtomically(siteFilePath(change.domain), change.contents);
+    });
     const failure = await runCommand(config.nginxTestCommand);
     if (failure) throw new AppError("VALIDATION", `The web server refused the new configuration: ${failure}`);
   } catch (error) {
-    for (const [file, before] of previous) {
+    await eachLimited([...previous], PARALLEL_FILES, async ([file, before]) => {
       if (before === null) await fs.rm(file, { force: true });
       else await writeAtomically(file, before);
-    }
+    });
     throw error;
   }
   const reloadError = await runCommand(config.nginxReloadCommand);

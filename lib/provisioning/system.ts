@@ -59,3 +59,15 @@ export function runCommand(
     });
   });
 }
+
+/**
+ * Runs `task` over `items`, at most `limit` at a time: thousands of small file reads and
+ * fsync'd writes (start-up) overlap instead of waiting for each other.
+ */
+export async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await task(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

@@ -85,6 +85,23 @@ export function zoneFilePath(domain: string): string {
   return path.join(env().zonesDir, `${domain}.zone`);
 }
 
+// `.<domain>.zone.<12 hex>.tmp`: the name writeAtomically gives its temporary file.
+const TEMPORARY_FILE = /^\..+\.zone\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Removes temporary zone files a crash left behind in ZONES_DIR (at start). Only files older than
+ * a minute: a younger one may be another panel process's write in progress.
+ */
+export async function removeOrphanTemporaryFiles(): Promise<void> {
+  const dir = env().zonesDir;
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  for (const name of names.filter((entry) => TEMPORARY_FILE.test(entry))) {
+    const file = path.join(dir, name);
+    const stat = await fs.stat(file).catch(() => null);
+    if (stat && Date.now() - stat.mtimeMs > 60_000) await fs.rm(file, { force: true });
+  }
+}
+
 /**
  * Writes the zone's file and reloads it, only when its content changed (a start-up over
  * thousands of zones rewrites and reloads nothing that is already right); `reloadError` says why

@@ -200,7 +200,8 @@ describe("a failing ZONE_RELOAD_COMMAND is reported in the response; the change 
     const alice = apiClient(env.server.baseUrl, env.seed.aliceKey);
     const domain = await alice.post("/api/client/domains", { domain: "reload.example", domain_type: "domain" });
     assert.equal(domain.status, 201);
-    assert.match(domain.body.warning, /zone reload failed: false \{zone\} exited with 1/);
+    assert.match(domain.body.warning, /zone reload failed/);
+    assert.doesNotMatch(domain.body.warning, /\{zone\}|exited/, "the command and its output stay in the log");
     const record = await alice.post("/api/client/dns-records", { domain_id: domain.body.id, name: "www", type: "A", content: "192.0.2.7", ttl: 600 });
     assert.equal(record.status, 201);
     assert.match(record.body.warning, /zone reload failed/);

@@ -160,7 +160,8 @@ for (const backend of testBackends()) {
         try {
           const response = await admin.get("/api/metrics/service-history?limit=7");
           assert.equal(response.status, 500);
-          assert.match(response.body.error, /^Could not read service history: .*service_samples/);
+          assert.match(response.body.error, /^Could not read service history/);
+          assert.doesNotMatch(response.body.error, /service_samples/, "the driver's words stay in the log");
         } finally {
           await db.execute(sql`ALTER TABLE service_samples_away RENAME TO service_samples`);
         }

@@ -1,4 +1,7 @@
-// Calls the API as an integrator would.
+import { assertNoInternals } from "./internals";
+
+// Calls the API as an integrator would. Every error and warning it receives is checked for
+// internals (tests/support/internals.ts), in every suite.
 
 export interface Credentials {
   key: string;
@@ -35,6 +38,9 @@ export async function call<T = any>(
     parsed = text ? JSON.parse(text) : null;
   } catch {
     // not JSON: keep the text, tests assert on it
+  }
+  if (response.status >= 400 || (parsed && typeof parsed === "object" && "warning" in parsed)) {
+    assertNoInternals(`${method} ${path} → ${response.status}`, text);
   }
   return { status: response.status, headers: response.headers, body: parsed as T };
 }

@@ -220,7 +220,8 @@ for (const backend of testBackends()) {
           await assert.rejects(read, (error: unknown) => {
             assert.ok(error instanceof AppError);
             assert.equal(error.code, "INTERNAL");
-            assert.equal(error.message, `Could not read ${what}: connection refused`);
+            assert.equal(error.message, `Could not read ${what}; the panel's log says why`);
+            assert.match(String((error.cause as Error).message), /connection refused/, "the cause is kept for the log");
             return true;
           });
         }
@@ -230,7 +231,7 @@ for (const backend of testBackends()) {
       assert.equal((await service.getMetricsHistory()).length, 4, "read again once the source works");
 
       const broken = createMetricsService({ ...deps, systemInfo: () => Promise.reject(new Error("no /proc")) });
-      await assert.rejects(broken.getSystemInfo(), /^AppError: Could not read system info: no \/proc$/);
+      await assert.rejects(broken.getSystemInfo(), /^AppError: Could not read system info; the panel's log says why$/);
     });
 
     test("system info describes this machine live", async () => {
