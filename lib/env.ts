@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -68,6 +69,13 @@ const envSchema = z.object({
   PHP_FPM_RELOAD_COMMAND: optionalString,
   CERTS_DIR: optionalString,
   DISK_USAGE_MAX_AGE_S: positiveInt(900),
+  ACME_DIRECTORY_URL: optionalString.refine(
+    (url) => url === null || /^https:\/\//.test(url),
+    "must be an https:// URL of an ACME directory",
+  ),
+  ACME_EMAIL: optionalString.refine((email) => email === null || /^[^\s@]+@[^\s@]+$/.test(email), "must be an email address"),
+  ACME_CA_BUNDLE: optionalString.refine((file) => file === null || fs.existsSync(file), "must be a readable PEM file"),
+  ACME_RENEW_BEFORE_DAYS: positiveInt(30),
   METRICS_INTERVAL_S: positiveInt(60),
   METRICS_RETENTION_DAYS: positiveInt(30),
   // Bench-only routes (/api/bench/*): never enabled unless `npm run bench` asks for them.
@@ -121,6 +129,14 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     phpFpmBinary: raw.PHP_FPM_BINARY,
     phpFpmReloadCommand: raw.PHP_FPM_RELOAD_COMMAND,
     diskUsageMaxAgeMs: raw.DISK_USAGE_MAX_AGE_S * 1000,
+    acme: raw.ACME_DIRECTORY_URL
+      ? {
+          directoryUrl: raw.ACME_DIRECTORY_URL,
+          email: raw.ACME_EMAIL,
+          caBundlePath: raw.ACME_CA_BUNDLE ? path.resolve(/* turbopackIgnore: true */ raw.ACME_CA_BUNDLE) : null,
+          renewBeforeDays: raw.ACME_RENEW_BEFORE_DAYS,
+        }
+      : null,
     metricsIntervalS: raw.METRICS_INTERVAL_S,
     metricsRetentionDays: raw.METRICS_RETENTION_DAYS,
     benchRoutes: raw.PANEL_BENCH_ROUTES,

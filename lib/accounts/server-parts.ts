@@ -1,5 +1,7 @@
 import type { Queryable } from "@/db/client";
+import { env } from "@/lib/env";
 import { removeAccountHome, removeAccountSites, setAccountSitesSuspended } from "@/lib/hosting/service";
+import { removeCertificate } from "@/lib/provisioning/acme";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { removeZoneFile } from "@/lib/provisioning/zone-files";
 
@@ -36,8 +38,7 @@ async function eachInTurn(names: string[], act: (name: string) => Promise<void>)
 
 /**
  * In DESIGN.md's order of termination: sites and PHP pools, certificates, zone files, MariaDB
- * databases and users, the system user, the home directory. AutoSSL's certificates belong
- * right after the sites.
+ * databases and users, the system user, the home directory.
  */
 export const accountServerParts: readonly AccountServerPart[] = [
   {
@@ -45,6 +46,10 @@ export const accountServerParts: readonly AccountServerPart[] = [
     remove: ({ accountId }, tx) => removeAccountSites(tx, accountId),
     // Suspended sites answer 503 with a short "suspended" page.
     setSuspended: ({ accountId }, suspended, tx) => setAccountSitesSuspended(tx, accountId, suspended),
+  },
+  {
+    name: "certificates",
+    remove: ({ domains }) => eachInTurn(domains, (domain) => removeCertificate(env().certsDir, domain)),
   },
   {
     name: "zone files",

@@ -12,6 +12,7 @@ import { lockAccountPlan } from "@/lib/accounts/plan-lock";
 import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { type Actor, recordAudit } from "@/lib/audit/service";
+import { requestAutoSslCheck } from "@/lib/autossl/job";
 import { normalizeDomainName } from "@/lib/domains/names";
 import { insertDomainWithZone } from "@/lib/domains/service";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
@@ -169,6 +170,7 @@ export async function createAccount(
     throw error;
   });
   await syncZoneFile(db, created.domainId);
+  if (profile.is_auto_ssl_enabled) requestAutoSslCheck();
   return getAccount(db, created.accountId);
 }
 
@@ -247,6 +249,7 @@ export async function updateAccountAdminFields(
       ),
     });
   });
+  if (profile.is_auto_ssl_enabled) requestAutoSslCheck();
   return getAccount(db, accountId);
 }
 
@@ -264,6 +267,7 @@ export async function updateAccountProfile(
       .returning({ id: hostingAccounts.id });
     if (updated.length === 0) throw notFound("Hosting account");
   }
+  if (patch.is_auto_ssl_enabled) requestAutoSslCheck();
   return getAccount(db, accountId);
 }
 

@@ -1,5 +1,6 @@
 "use server";
 
+import { revalidatePath } from "next/cache";
 import { suspendAccount, terminateAccount, unsuspendAccount } from "@/lib/accounts/lifecycle";
 import { ADMIN } from "@/lib/accounts/manager";
 import {
@@ -9,6 +10,9 @@ import {
 } from "@/lib/accounts/schemas";
 import { createAccount, getAccount, updateAccountAdminFields } from "@/lib/accounts/service";
 import { runAdminFormAction } from "@/lib/admin-session/form-action";
+import { requireAdminSession } from "@/lib/admin-session/session";
+import { requestAutoSslCheck } from "@/lib/autossl/job";
+import { requestRenewal } from "@/lib/autossl/service";
 import { validationError } from "@/lib/errors";
 import { idField } from "@/lib/http/operation";
 
@@ -44,4 +48,13 @@ export async function terminateAccountAction(id: number, confirmation: string) {
     }
     return terminateAccount(db, ADMIN, account.id, actor);
   });
+}
+
+/** "Renew now" on the account's page: the AutoSSL job issues the domain's certificate again. */
+export async function renewCertificateAction(accountId: number, domainId: number): Promise<void> {
+  const { admin, db } = await requireAdminSession();
+  const account = idField.parse(accountId);
+  await requestRenewal(db, account, idField.parse(domainId), { type: "admin_user", id: admin.adminUserId });
+  requestAutoSslCheck();
+  revalidatePath(`/admin/accounts/${account}/edit`);
 }
