@@ -6,6 +6,7 @@ import { prepareDatabase } from "@/db/prepare";
 import { announceAdminSetup } from "@/lib/admins/setup";
 import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
 import { ConfigError, env } from "@/lib/env";
+import { syncAllSites } from "@/lib/hosting/service";
 import { BODY_TOO_LARGE_MESSAGE, declaresTooLargeBody } from "@/lib/http/body";
 import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from "@/lib/http/client-address";
 import { matchApiRoute } from "@/lib/http/registry";
@@ -31,6 +32,7 @@ export async function startServer(): Promise<http.Server> {
   const db = await connection();
   await prepareDatabase(db);
   await syncAllZoneFiles(db.db);
+  await syncAllSites(db.db);
 
   const app = next({ dev: false, dir: process.cwd() });
   await app.prepare();

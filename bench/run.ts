@@ -178,4 +178,5 @@ if (profileFlag >= 0) {
   await benchPglite();
   await (await import("./metrics")).runMetricsBench();
   await (await import("./api-keys")).runApiKeysBench();
+  await (await import("./startup")).runStartupBench();
 }

@@ -107,16 +107,19 @@ test("PHP versions: add two, a duplicate edit is refused at its field, edit", as
   await expect(rows(page)).toHaveText([/PHP 8\.3/, /PHP 8\.5/]);
 });
 
-test("accounts: create on a plan with a reseller; suspend in Edit → its key gets 403 at once; reactivate → 200", async ({ page }) => {
+test("accounts: create on a plan with a reseller; Suspend on the edit page → its key gets 403 at once; Unsuspend → 200", async ({ page }) => {
   const { baseUrl, adminKey } = state();
   await page.goto(`${baseUrl}/admin/accounts`);
   await page.getByRole("link", { name: "Create account" }).click();
   await expect(page.getByRole("heading", { name: "Create hosting account" })).toBeVisible();
   await expect(page.getByLabel("Plan")).toHaveValue("default");
-  await page.getByLabel("Username").fill("shopper");
+  await page.getByLabel("Username").fill("root");
   await page.getByLabel("Domain").fill("not a domain");
   await page.getByLabel("Plan").selectOption("Business");
   await page.getByLabel("Reseller").selectOption("acme_hosting");
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  await expect(page.locator("#username-error")).toHaveText("Username is reserved by the server");
+  await page.getByLabel("Username").fill("shopper");
   await page.getByRole("button", { name: "Create", exact: true }).click();
   await expect(page.locator("#domain-error")).toHaveText("Domain is not a valid domain name");
   await page.getByLabel("Domain").fill("shop.example");
@@ -153,11 +156,18 @@ test("accounts: create on a plan with a reseller; suspend in Edit → its key ge
   await expect(page.getByLabel("Reseller")).toHaveValue("acme_hosting");
   await page.getByLabel("SSH access").check();
   await page.getByLabel("Reseller").selectOption("");
-  await page.getByLabel("Status").selectOption("suspended");
-  await expect(page.getByText("Saving suspends this account")).toBeVisible();
-  await screenshot(page, "account-edit");
   await page.getByRole("button", { name: "Save Changes" }).click();
   await expect(page).toHaveURL(/\/admin\/accounts$/);
+
+  await page.getByRole("link", { name: "Edit shopper" }).click();
+  await page.getByLabel("Reason for suspension (optional)").fill("Invoice 1042 unpaid");
+  await screenshot(page, "account-edit");
+  await page.getByRole("button", { name: "Suspend", exact: true }).click();
+  const summary = page.getByRole("region", { name: "Account" });
+  await expect(summary).toContainText("Suspended");
+  await expect(summary).toContainText("Invoice 1042 unpaid");
+  await expect(page.getByRole("button", { name: "Unsuspend" })).toBeVisible();
+  await page.goto(`${baseUrl}/admin/accounts`);
   await expect(row(page, "shopper")).toContainText("Suspended");
 
   const suspended = await api("/api/client/account", accountKey);
@@ -170,9 +180,9 @@ test("accounts: create on a plan with a reseller; suspend in Edit → its key ge
 
   await page.getByRole("link", { name: "Edit shopper" }).click();
   await expect(page.getByRole("heading", { name: "Edit hosting account “shopper”" })).toBeVisible();
-  await page.getByLabel("Status").selectOption("active");
-  await page.getByRole("button", { name: "Save Changes" }).click();
-  await expect(row(page, "shopper")).toContainText("Active");
+  await page.getByRole("button", { name: "Unsuspend" }).click();
+  await expect(page.getByRole("region", { name: "Account" })).toContainText("Active");
+  await expect(page.getByRole("button", { name: "Suspend", exact: true })).toBeVisible();
   expect((await api("/api/client/account", accountKey)).status).toBe(200);
 
   // The key list stays as the other specs expect it.
@@ -194,4 +204,29 @@ test("the lists search in the URL and fit a phone's screen", async ({ page }) =>
   await screenshot(page, "accounts-list-phone");
   await page.goto(`${state().baseUrl}/admin/plans/create`);
   await screenshot(page, "plan-create-phone");
+});
+
+test("accounts: Terminate asks for the username, then removes the account and its records", async ({ page }) => {
+  const { baseUrl, adminKey } = state();
+  const created = await fetch(`${baseUrl}/api/admin/accounts`, {
+    method: "POST",
+    headers: { "x-api-key": adminKey.key, "x-api-secret": adminKey.secret, "content-type": "application/json" },
+    body: JSON.stringify({ username: "leaving", domain: "leaving.example" }),
+  });
+  expect(created.status).toBe(201);
+  const { id } = await created.json();
+
+  await page.goto(`${baseUrl}/admin/accounts/${id}/edit`);
+  await page.getByRole("button", { name: "Terminate…" }).click();
+  const confirm = page.getByRole("button", { name: "Terminate leaving" });
+  await expect(confirm).toBeDisabled();
+  await page.getByLabel("Type the username to confirm").fill("leavin");
+  await expect(confirm).toBeDisabled();
+  await page.getByLabel("Type the username to confirm").fill("leaving");
+  await screenshot(page, "account-terminate");
+  await confirm.click();
+  await expect(page).toHaveURL(/\/admin\/accounts$/);
+  await expect(page.getByRole("link", { name: "Edit leaving" })).toHaveCount(0);
+  expect((await api(`/api/admin/accounts/${id}`, adminKey)).status).toBe(404);
+  expect((await api("/api/client/domains", adminKey, "leaving")).status).toBe(404);
 });

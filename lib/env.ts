@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -50,6 +51,31 @@ const envSchema = z.object({
   ACCESS_LOG_DIR: optionalString,
   DNS_NAMESERVERS: optionalString,
   SERVER_IPV4: optionalString.refine((ip) => ip === null || net.isIPv4(ip), "must be an IPv4 address"),
+  HOME_ROOT: optionalString,
+  SYSTEM_USERS: z
+    .enum(["0", "1"])
+    .default("0")
+    .transform((value) => value === "1"),
+  WEB_SERVER: z.enum(["nginx"]).optional(),
+  WEB_SERVER_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("www-data"),
+  NGINX_SITES_DIR: optionalString,
+  NGINX_TEST_COMMAND: z.string().trim().min(1).default("nginx -t"),
+  NGINX_RELOAD_COMMAND: z.string().trim().min(1).default("nginx -s reload"),
+  WEB_HTTP_PORT: z.coerce.number().int().min(1).max(65535).default(80),
+  WEB_HTTPS_PORT: z.coerce.number().int().min(1).max(65535).default(443),
+  PHP_FPM_POOL_DIR: z.string().trim().min(1).default("/etc/php/{version}/fpm/pool.d"),
+  PHP_FPM_SOCKET_DIR: z.string().trim().min(1).default("/run/php"),
+  PHP_FPM_BINARY: z.string().trim().min(1).default("/usr/sbin/php-fpm{version}"),
+  PHP_FPM_RELOAD_COMMAND: optionalString,
+  CERTS_DIR: optionalString,
+  DISK_USAGE_MAX_AGE_S: positiveInt(900),
+  ACME_DIRECTORY_URL: optionalString.refine(
+    (url) => url === null || /^https:\/\//.test(url),
+    "must be an https:// URL of an ACME directory",
+  ),
+  ACME_EMAIL: optionalString.refine((email) => email === null || /^[^\s@]+@[^\s@]+$/.test(email), "must be an email address"),
+  ACME_CA_BUNDLE: optionalString.refine((file) => file === null || fs.existsSync(file), "must be a readable PEM file"),
+  ACME_RENEW_BEFORE_DAYS: positiveInt(30),
   METRICS_INTERVAL_S: positiveInt(60),
   METRICS_RETENTION_DAYS: positiveInt(30),
   // Bench-only routes (/api/bench/*): never enabled unless `npm run bench` asks for them.
@@ -89,6 +115,31 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     accessLogDir: path.resolve(/* turbopackIgnore: true */ raw.ACCESS_LOG_DIR ?? path.join(dataDir, "logs")),
     nameservers: parseNameservers(raw.DNS_NAMESERVERS, publicUrl),
     serverIpv4: raw.SERVER_IPV4 ?? primaryIpv4(),
+    homeRoot: path.resolve(/* turbopackIgnore: true */ raw.HOME_ROOT ?? path.join(dataDir, "home")),
+    systemUsers: raw.SYSTEM_USERS,
+    webServer: raw.WEB_SERVER ?? null,
+    webServerGroup: raw.WEB_SERVER_GROUP,
+    nginxSitesDir: path.resolve(/* turbopackIgnore: true */ raw.NGINX_SITES_DIR ?? path.join(dataDir, "nginx")),
+    nginxTestCommand: raw.NGINX_TEST_COMMAND,
+    nginxReloadCommand: raw.NGINX_RELOAD_COMMAND,
+    webHttpPort: raw.WEB_HTTP_PORT,
+    webHttpsPort: raw.WEB_HTTPS_PORT,
+    // HTTP-01 challenges: the ACME job writes tokens here, every server block serves them.
+    acmeChallengeDir: path.join(dataDir, "acme-challenge"),
+    certsDir: path.resolve(/* turbopackIgnore: true */ raw.CERTS_DIR ?? path.join(dataDir, "certs")),
+    phpFpmPoolDir: raw.PHP_FPM_POOL_DIR,
+    phpFpmSocketDir: path.resolve(/* turbopackIgnore: true */ raw.PHP_FPM_SOCKET_DIR),
+    phpFpmBinary: raw.PHP_FPM_BINARY,
+    phpFpmReloadCommand: raw.PHP_FPM_RELOAD_COMMAND,
+    diskUsageMaxAgeMs: raw.DISK_USAGE_MAX_AGE_S * 1000,
+    acme: raw.ACME_DIRECTORY_URL
+      ? {
+          directoryUrl: raw.ACME_DIRECTORY_URL,
+          email: raw.ACME_EMAIL,
+          caBundlePath: raw.ACME_CA_BUNDLE ? path.resolve(/* turbopackIgnore: true */ raw.ACME_CA_BUNDLE) : null,
+          renewBeforeDays: raw.ACME_RENEW_BEFORE_DAYS,
+        }
+      : null,
     metricsIntervalS: raw.METRICS_INTERVAL_S,
     metricsRetentionDays: raw.METRICS_RETENTION_DAYS,
     benchRoutes: raw.PANEL_BENCH_ROUTES,

@@ -42,6 +42,8 @@ export const hostingAccounts = pgTable(
     company: text("company"),
     isAutoSslEnabled: boolean("is_auto_ssl_enabled").notNull().default(false),
     status: accountStatus("status").notNull().default("active"),
+    // Why the account was suspended (shown to admins; null when active or none was given).
+    suspensionReason: text("suspension_reason"),
     hasSshAccess: boolean("has_ssh_access").notNull().default(false),
     planId: integer("plan_id")
       .notNull()

@@ -8,3 +8,5 @@ export * from "./metrics";
 export * from "./php";
 export * from "./sso";
 export * from "./auth";
+export * from "./certificates";
+export * from "./idempotency";

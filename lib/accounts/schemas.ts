@@ -63,6 +63,7 @@ export const hostingAccountSchema = z.object({
   is_auto_ssl_enabled: z.boolean(),
   status: z.enum(["active", "suspended"]),
   is_suspended: z.boolean(),
+  suspension_reason: z.string().nullable(),
   has_ssh_access: z.boolean(),
   plan: planSchema,
   reseller_id: z.number().int().nullable(),
@@ -92,44 +93,86 @@ export const usageDetailsSchema = z.object({
   database_sizes: z
     .array(z.object({ id: z.number().int(), database_name: z.string(), size_mb: z.number() }))
     .nullable(),
-  provisioning: z.object({ databases: z.boolean() }),
+  // What is real: databases on MariaDB (MYSQL_PROVISION_URL), sites on a web server (WEB_SERVER).
+  provisioning: z.object({ databases: z.boolean(), web: z.boolean() }),
 });
 
 /** GoAccess's own JSON report, passed through as GoAccess makes it. */
 export const visitorReportSchema = z.record(z.string(), z.unknown());
 
 
+/**
+ * Names the server keeps for itself: an account's username becomes its database prefix and, with
+ * system users, its Linux user, so it must never be one of these (any existing Linux user is
+ * refused too, lib/accounts/reserved.ts). Names with characters a username cannot hold
+ * (`www-data`, `systemd-network`) are refused by the format already.
+ */
+export const RESERVED_USERNAMES: ReadonlySet<string> = new Set([
+  "root", "daemon", "bin", "sys", "sync", "games", "man", "lp", "mail", "news", "uucp", "proxy",
+  "backup", "list", "irc", "gnats", "nobody", "_apt", "messagebus", "sshd", "polkitd",
+  "mysql", "mariadb", "postgres", "redis", "nginx", "apache", "httpd", "www", "www_data", "bind",
+  "named", "ftp", "postfix", "dovecot", "exim", "admin", "administrator", "panel", "php", "php_fpm",
+]);
+
 const accountUsername = z
   .string()
   .trim()
   .toLowerCase()
-  .regex(/^[a-z][a-z0-9_]{0,31}$/, "must start with a letter; letters, digits and _ only; at most 32");
+  .regex(/^[a-z][a-z0-9_]{0,31}$/, "must start with a letter; letters, digits and _ only; at most 32")
+  .refine((username) => !RESERVED_USERNAMES.has(username), "is reserved by the server");
 
-/** Admin creation of an account (CLI, admin UI). `plan` and `reseller` are names; left out: `default`, none. */
-export const createAccountSchema = z.object({
-  username: accountUsername,
-  domain: z.string().trim().min(1, "is required").max(253, "must be at most 253 characters"),
-  plan: z.string().trim().min(1).optional(),
-  reseller: z.string().trim().min(1).optional(),
-  email: z.email("is not a valid email address").trim().max(255).optional(),
-});
+const accountEmail = z.email("is not a valid email address").trim().max(255);
+
+/** Creation of an account (CLI, admin UI, API). `plan` and `reseller` are names; left out: `default`, none. */
+export const createAccountSchema = z
+  .object({
+    username: accountUsername,
+    domain: z.string().trim().min(1, "is required").max(253, "must be at most 253 characters"),
+    plan: z.string().trim().min(1).optional(),
+    reseller: z.string().trim().min(1).optional(),
+    email: accountEmail.optional(),
+  })
+  .extend(z.object(accountProfileFields).partial().shape);
 export type CreateAccountInput = z.input<typeof createAccountSchema>;
 
-/**
- * The admin-only fields of an account (admin UI): plan and reseller by name (`reseller: null` =
- * none), SSH access, and status (`suspended` stops the account's own API keys at once).
- */
+/** The admin-only fields of an account (admin UI): plan and reseller by name (`reseller: null` = none), SSH access. */
 export const accountAdminFieldsSchema = z.object({
   plan: z.string().trim().min(1, "Choose a plan"),
   reseller: z.string().trim().min(1).nullable(),
   has_ssh_access: z.boolean(),
-  status: z.enum(["active", "suspended"]),
 });
 export type AccountAdminFieldsInput = z.input<typeof accountAdminFieldsSchema>;
 
-/** Partial update of the admin-only fields: a field left out keeps its value. */
-export const updateAccountAdminSchema = accountAdminFieldsSchema.partial();
+/**
+ * Partial update of an account by its manager (admin UI, PUT /api/admin/accounts/{id}): the
+ * admin-only fields, email and profile. A field left out keeps its value.
+ */
+export const updateAccountAdminSchema = z.object({
+  ...accountAdminFieldsSchema.shape,
+  email: accountEmail.nullable(),
+  ...accountProfileFields,
+}).partial();
 export type UpdateAccountAdminInput = z.input<typeof updateAccountAdminSchema>;
+
+/** PUT /api/admin/accounts/{id}: name and main domain never change, status through suspend/unsuspend. */
+export const updateManagedAccountBodySchema = onlyFields(updateAccountAdminSchema.shape, (field) =>
+  field === "username" || field === "domain"
+    ? `${field} cannot be changed`
+    : field === "status" || field === "is_suspended"
+      ? `${field} changes through POST /api/admin/accounts/{id}/suspend and /unsuspend`
+      : `${field} is not a field of the hosting account`,
+);
+
+/** GET /api/admin/accounts: substring of username, domain or email; status. */
+export const listAccountsQuerySchema = z.object({
+  search: z.string().trim().max(255).optional(),
+  status: z.enum(["active", "suspended"]).optional(),
+});
+
+/** POST /api/admin/accounts/{id}/suspend (and the CLI's --reason, the admin UI's field). */
+export const suspendAccountBodySchema = z.object({
+  reason: z.string().trim().max(255, "must be at most 255 characters").optional(),
+});
 
 /** A row of the admin list: the account and its reseller's username. */
 export type AccountListRow = HostingAccountRecord & { reseller_username: string | null };

@@ -6,17 +6,25 @@ import { customerDatabases, databaseUsers, domains, hostingAccounts, phpVersions
 import { countAccountRecords } from "@/lib/dns/service";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { databaseSizesMb } from "@/lib/databases/service";
+import { accountDiskUsageMb } from "@/lib/hosting/disk-usage";
+import { applySshAccess, assertPhpUsable, provisionAccount, syncAccountSites, webHostingEnabled } from "@/lib/hosting/service";
+import { lockAccountPlan } from "@/lib/accounts/plan-lock";
 import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { type Actor, recordAudit } from "@/lib/audit/service";
+import { requestAutoSslCheck } from "@/lib/autossl/job";
 import { normalizeDomainName } from "@/lib/domains/names";
 import { insertDomainWithZone } from "@/lib/domains/service";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
 import { findPlanByName, toPlanRecord } from "@/lib/plans/service";
 import { findResellerByUsername } from "@/lib/resellers/service";
+import { linuxUserExists } from "@/lib/provisioning/passwd";
+import { ADMIN, type AccountManager, managedBy } from "./manager";
 import {
   type AccountListRow,
+  type accountProfileFields,
+  type listAccountsQuerySchema,
   type CreateAccountInput,
   type configurePhpBodySchema,
   createAccountSchema,
@@ -46,6 +54,7 @@ export function toAccountRecord(
     is_auto_ssl_enabled: account.isAutoSslEnabled,
     status: account.status,
     is_suspended: account.status === "suspended",
+    suspension_reason: account.suspensionReason,
     has_ssh_access: account.hasSshAccess,
     plan: toPlanRecord(plan),
     reseller_id: account.resellerId,
@@ -58,24 +67,40 @@ function selectAccounts(db: Queryable) {
   return db.select().from(hostingAccounts).innerJoin(plans, eq(plans.id, hostingAccounts.planId));
 }
 
-export async function getAccount(db: Queryable, accountId: number): Promise<HostingAccountRecord> {
-  const [row] = await selectAccounts(db).where(eq(hostingAccounts.id, accountId));
+/** One account; outside the manager's set it is "not found", exactly as a missing one. */
+export async function getAccount(
+  db: Queryable,
+  accountId: number,
+  manager: AccountManager = ADMIN,
+): Promise<HostingAccountRecord> {
+  const [row] = await selectAccounts(db).where(and(eq(hostingAccounts.id, accountId), managedBy(manager)));
   if (!row) throw notFound("Hosting account");
   return toAccountRecord(row.hosting_accounts, row.plans);
 }
 
-export async function listAccounts(db: Queryable): Promise<HostingAccountRecord[]> {
-  const rows = await selectAccounts(db).orderBy(asc(hostingAccounts.username));
+/** The manager's accounts by username, searched and filtered by status (GET /api/admin/accounts, CLI, key form). */
+export async function listManagedAccounts(
+  db: Queryable,
+  manager: AccountManager,
+  query: z.output<typeof listAccountsQuerySchema>,
+): Promise<HostingAccountRecord[]> {
+  const rows = await selectAccounts(db)
+    .where(and(managedBy(manager), searchCondition(query.search), query.status && eq(hostingAccounts.status, query.status)))
+    .orderBy(asc(hostingAccounts.username));
   return rows.map((row) => toAccountRecord(row.hosting_accounts, row.plans));
+}
+
+/** Username, domain or email containing `search`, case-insensitively. */
+function searchCondition(search: string | undefined) {
+  if (!search) return undefined;
+  const pattern = containsPattern(search);
+  return or(ilike(hostingAccounts.username, pattern), ilike(hostingAccounts.domain, pattern), ilike(hostingAccounts.email, pattern));
 }
 
 /** The admin list: searched by username, domain or email, paged, with each account's reseller. */
 export async function listAccountsPage(db: Queryable, query: ListQuery): Promise<ListPage<AccountListRow>> {
   const { search, ...window } = listQuerySchema.parse(query);
-  const pattern = containsPattern(search);
-  const where = search
-    ? or(ilike(hostingAccounts.username, pattern), ilike(hostingAccounts.domain, pattern), ilike(hostingAccounts.email, pattern))
-    : undefined;
+  const where = searchCondition(search);
   const rowsQuery = selectAccounts(db)
     .leftJoin(resellers, eq(resellers.id, hostingAccounts.resellerId))
     .where(where)
@@ -94,31 +119,33 @@ export async function listAccountsPage(db: Queryable, query: ListQuery): Promise
   };
 }
 
-/** Creates an account with its main domain (type `domain`) and that domain's zone, atomically. */
+/**
+ * Creates an account with its main domain (type `domain`) and that domain's zone, atomically;
+ * with web hosting on, also its Linux user, home and site, as the transaction's last step (undone
+ * if the commit fails). A reseller's account is its own; only an admin names another reseller.
+ */
 export async function createAccount(
   db: Database,
   input: CreateAccountInput,
   actor: Actor,
+  manager: AccountManager = ADMIN,
 ): Promise<HostingAccountRecord> {
-  const fields = createAccountSchema.parse(input);
-  const domain = normalizeDomainName(fields.domain);
+  const { username, domain: domainInput, plan: planName, reseller: resellerName, email, ...profile } =
+    createAccountSchema.parse(input);
+  if (resellerName !== undefined && manager.kind === "reseller") throw validationError("reseller", ONLY_ADMINS);
+  if (await linuxUserExists(username)) throw validationError("username", "is reserved by the server (a system user)");
+  const domain = normalizeDomainName(domainInput);
   if (!domain) throw validationError("domain", "is not a valid domain name");
+  let undoProvisioning: (() => Promise<void>) | null = null;
   const created = await db.transaction(async (tx) => {
-    const plan = await findPlanByName(tx, fields.plan ?? DEFAULT_PLAN_NAME);
-    if (!plan) throw validationError("plan", `names no plan ("${fields.plan}")`);
-    const reseller = fields.reseller ? await findResellerByUsername(tx, fields.reseller) : null;
-    if (fields.reseller && !reseller) throw validationError("reseller", `names no reseller ("${fields.reseller}")`);
+    const plan = await findPlanByName(tx, planName ?? DEFAULT_PLAN_NAME);
+    if (!plan) throw validationError("plan", `names no plan ("${planName}")`);
+    const resellerId = manager.kind === "reseller" ? manager.resellerId : await resellerIdOf(tx, resellerName ?? null);
     let account: typeof hostingAccounts.$inferSelect;
     try {
       [account] = await tx
         .insert(hostingAccounts)
-        .values({
-          username: fields.username,
-          domain,
-          email: fields.email ?? null,
-          planId: plan.id,
-          resellerId: reseller?.id ?? null,
-        })
+        .values({ ...profileColumns(profile), username, domain, email: email ?? null, planId: plan.id, resellerId })
         .returning();
     } catch (error) {
       if (pgErrorCode(error) === "23505") throw validationError("username", "is already taken");
@@ -134,11 +161,16 @@ export async function createAccount(
       action: "hosting_account.create",
       targetType: "hosting_account",
       targetId: account.id,
-      details: { username: account.username, domain },
+      details: { username: account.username, domain, plan: plan.name, reseller_id: resellerId },
     });
+    undoProvisioning = await provisionAccount(tx, account.id);
     return { accountId: account.id, domainId: domainRow.id };
+  }).catch(async (error) => {
+    await undoProvisioning?.();
+    throw error;
   });
   await syncZoneFile(db, created.domainId);
+  if (profile.is_auto_ssl_enabled) requestAutoSslCheck();
   return getAccount(db, created.accountId);
 }
 
@@ -150,48 +182,74 @@ export async function findAccountIdByUsername(db: Queryable, username: string): 
   return row?.id ?? null;
 }
 
+const ONLY_ADMINS = "can only be set by an administrator";
+
+/** The id of the reseller named `username` (null: none); an unknown name is a 422 at `reseller`. */
+async function resellerIdOf(db: Queryable, username: string | null): Promise<number | null> {
+  if (username === null) return null;
+  const reseller = await findResellerByUsername(db, username);
+  if (!reseller) throw validationError("reseller", `names no reseller ("${username}")`);
+  return reseller.id;
+}
+
+type ProfileFields = Partial<Pick<z.output<typeof updateAccountAdminSchema>, keyof typeof accountProfileFields>>;
+
+/** Profile fields of the API (snake_case) as columns; fields left out stay out. */
+function profileColumns({ is_auto_ssl_enabled: isAutoSslEnabled, ...profile }: ProfileFields) {
+  return Object.fromEntries(
+    Object.entries({ ...profile, isAutoSslEnabled }).filter(([, value]) => value !== undefined),
+  ) as Partial<typeof hostingAccounts.$inferInsert>;
+}
+
 /**
- * The admin-only fields (admin UI): plan, reseller, SSH access, status. Only changed columns are
- * written; a change of status or reseller bumps auth_generation (trigger, migration 0004), so a
- * suspension stops the account's own keys on the very next request on every instance.
+ * Changes an account as its manager (admin UI, PUT /api/admin/accounts/{id}): plan, reseller
+ * (admins only), SSH access, email and profile. Only changed columns are written and audited; a
+ * change of reseller bumps auth_generation (trigger, migration 0004), so a reseller key loses
+ * the account on its very next request on every instance. Suspension has its own service
+ * (lib/accounts/lifecycle.ts): it also acts on the servers.
  */
 export async function updateAccountAdminFields(
   db: Database,
   accountId: number,
   input: UpdateAccountAdminInput,
   actor: Actor,
+  manager: AccountManager = ADMIN,
 ): Promise<HostingAccountRecord> {
-  const patch = updateAccountAdminSchema.parse(input);
+  const { plan: planName, reseller: resellerName, has_ssh_access: hasSshAccess, email, ...profile } =
+    updateAccountAdminSchema.parse(input);
+  if (resellerName !== undefined && manager.kind === "reseller") throw validationError("reseller", ONLY_ADMINS);
   await db.transaction(async (tx) => {
-    const [current] = await tx.select().from(hostingAccounts).where(eq(hostingAccounts.id, accountId)).for("update");
+    const [current] = await tx
+      .select()
+      .from(hostingAccounts)
+      .where(and(eq(hostingAccounts.id, accountId), managedBy(manager)))
+      .for("update");
     if (!current) throw notFound("Hosting account");
-    const next = { planId: current.planId, resellerId: current.resellerId, hasSshAccess: current.hasSshAccess, status: current.status };
-    if (patch.plan !== undefined) {
-      const plan = await findPlanByName(tx, patch.plan);
-      if (!plan) throw validationError("plan", `names no plan ("${patch.plan}")`);
+    const next: Partial<typeof hostingAccounts.$inferInsert> = { ...profileColumns(profile), hasSshAccess, email };
+    if (planName !== undefined) {
+      const plan = await findPlanByName(tx, planName);
+      if (!plan) throw validationError("plan", `names no plan ("${planName}")`);
       next.planId = plan.id;
     }
-    if (patch.reseller !== undefined) {
-      const reseller = patch.reseller === null ? null : await findResellerByUsername(tx, patch.reseller);
-      if (patch.reseller !== null && !reseller) throw validationError("reseller", `names no reseller ("${patch.reseller}")`);
-      next.resellerId = reseller?.id ?? null;
-    }
-    if (patch.has_ssh_access !== undefined) next.hasSshAccess = patch.has_ssh_access;
-    if (patch.status !== undefined) next.status = patch.status;
+    if (resellerName !== undefined) next.resellerId = await resellerIdOf(tx, resellerName);
     const changed = Object.fromEntries(
-      Object.entries(next).filter(([column, value]) => current[column as keyof typeof next] !== value),
-    ) as Partial<typeof next>;
+      Object.entries(next).filter(
+        ([column, value]) => value !== undefined && current[column as keyof typeof current] !== value,
+      ),
+    ) as Partial<typeof hostingAccounts.$inferInsert>;
     if (Object.keys(changed).length === 0) return;
     await tx.update(hostingAccounts).set(changed).where(eq(hostingAccounts.id, accountId));
+    if (changed.hasSshAccess !== undefined) await applySshAccess(current.username, changed.hasSshAccess);
     await recordAudit(tx, actor, {
       action: "hosting_account.update",
       targetType: "hosting_account",
       targetId: accountId,
       details: Object.fromEntries(
-        Object.entries(changed).map(([column, value]) => [column, { from: current[column as keyof typeof next], to: value }]),
+        Object.entries(changed).map(([column, value]) => [column, { from: current[column as keyof typeof current], to: value }]),
       ),
     });
   });
+  if (profile.is_auto_ssl_enabled) requestAutoSslCheck();
   return getAccount(db, accountId);
 }
 
@@ -201,15 +259,15 @@ export async function updateAccountProfile(
   accountId: number,
   patch: z.output<typeof updateAccountProfileSchema>,
 ): Promise<HostingAccountRecord> {
-  const { is_auto_ssl_enabled: isAutoSslEnabled, ...profile } = patch;
   if (Object.keys(patch).length > 0) {
     const updated = await db
       .update(hostingAccounts)
-      .set({ ...profile, isAutoSslEnabled })
+      .set(profileColumns(patch))
       .where(eq(hostingAccounts.id, accountId))
       .returning({ id: hostingAccounts.id });
     if (updated.length === 0) throw notFound("Hosting account");
   }
+  if (patch.is_auto_ssl_enabled) requestAutoSslCheck();
   return getAccount(db, accountId);
 }
 
@@ -220,6 +278,7 @@ export async function configurePhp(
   input: z.output<typeof configurePhpBodySchema>,
 ): Promise<{ message: string }> {
   return db.transaction(async (tx) => {
+    await lockAccountPlan(tx, accountId);
     const [domain] = await tx
       .select({ id: domains.id, domain: domains.domain })
       .from(domains)
@@ -227,10 +286,12 @@ export async function configurePhp(
     if (!domain) throw notFound("Domain");
     const [php] = await tx.select().from(phpVersions).where(eq(phpVersions.id, input.php_version_id));
     if (!php) throw validationError("php_version_id", "names no installed PHP version");
+    await assertPhpUsable(php.version);
     await tx
       .update(domains)
       .set({ phpVersionId: php.id, isPhpFpmEnabled: input.is_php_fpm_enabled })
       .where(eq(domains.id, domain.id));
+    await syncAccountSites(tx, accountId);
     return { message: `PHP version of ${domain.domain} updated to ${php.version}` };
   });
 }
@@ -253,8 +314,8 @@ export async function getUsageDetails(db: Queryable, accountId: number) {
     databases: { used: databases.length, limit: account.plan.max_databases },
     database_users: { used: await countOf(databaseUsers), limit: account.plan.max_database_users },
     dns_records: { used: await countAccountRecords(db, accountId), limit: account.plan.max_dns_records },
-    // Disk use is not measured by the panel yet: unknown, never invented.
-    disk: { used_mb: null, limit_mb: account.plan.disk_mb },
+    // The measured size of the home; null (unknown, never invented) when the panel keeps no homes.
+    disk: { used_mb: await accountDiskUsageMb(account.username), limit_mb: account.plan.disk_mb },
     // Real sizes from the database server; null when provisioning is off or the server is down.
     database_sizes: sizesMb
       ? databases.map((database) => ({
@@ -263,7 +324,7 @@ export async function getUsageDetails(db: Queryable, accountId: number) {
           size_mb: sizesMb.get(database.name) ?? 0,
         }))
       : null,
-    provisioning: { databases: mysqlProvisioner() !== null },
+    provisioning: { databases: mysqlProvisioner() !== null, web: webHostingEnabled() },
   };
 }
 

@@ -1,6 +1,7 @@
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import { connection } from "@/db/client";
 import { apiKeys } from "@/db/schema";
+import type { Actor } from "@/lib/audit/service";
 import { secretMatches } from "@/lib/api-keys/tokens";
 import { type Operation, endpointOf } from "@/lib/http/operation";
 import { addressMatches } from "@/lib/net/address";
@@ -17,6 +18,9 @@ export interface Principal {
   clientIp: string | null;
 }
 
+/** The audit log's actor for what a key does. */
+export const actorOf = (principal: Principal): Actor => ({ type: "api_key", id: principal.keyId, ip: principal.clientIp });
+
 export class AuthFailure extends Error {
   constructor(
     readonly status: 400 | 401 | 403 | 404,
@@ -25,6 +29,13 @@ export class AuthFailure extends Error {
     super(message);
   }
 }
+
+/** The key scopes each audience admits (DESIGN.md "HTTP contract"). */
+const audienceScopes: Record<Operation["audience"], readonly CachedKey["scope"][]> = {
+  admin: ["admin"],
+  reseller: ["admin", "reseller"],
+  client: ["admin", "reseller", "account"],
+};
 
 export interface AuthHeaders {
   apiKey: string | null;
@@ -58,8 +69,8 @@ export async function authenticate(
   if (key.allowedEndpoints && !key.allowedEndpoints.has(endpointOf(operation))) {
     throw new AuthFailure(403, `This API key may not call ${endpointOf(operation)}`);
   }
-  if (operation.audience === "admin" && key.scope !== "admin") {
-    throw new AuthFailure(403, "This operation needs an admin API key");
+  if (!audienceScopes[operation.audience].includes(key.scope)) {
+    throw new AuthFailure(403, `This operation needs ${operation.audience === "admin" ? "an admin" : "an admin or reseller"} API key`);
   }
 
   recordLastUse(key.id, clientIp);
@@ -71,7 +82,7 @@ export async function authenticate(
     adminUserId: key.createdByAdminId,
     clientIp,
   };
-  if (operation.audience === "admin") return { principal, account: null };
+  if (operation.audience !== "client") return { principal, account: null };
   return { principal, account: await resolveAccount(key, headers.hostingAccount) };
 }
 

@@ -2,7 +2,9 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { type Connection, configuredTarget, DataDirLockedError, type Database, openConnection } from "@/db/client";
 import { prepareDatabase } from "@/db/prepare";
-import { createAccount, findAccountIdByUsername } from "@/lib/accounts/service";
+import { suspendAccount, terminateAccount, unsuspendAccount } from "@/lib/accounts/lifecycle";
+import { ADMIN } from "@/lib/accounts/manager";
+import { createAccount, findAccountIdByUsername, listManagedAccounts } from "@/lib/accounts/service";
 import { createAdminUser, findAdminByEmail, listAdminUsers, setAdminEnabled, setAdminPassword } from "@/lib/admins/service";
 import { createApiKey, deleteApiKey, getApiKey, listApiKeys, setApiKeyEnabled } from "@/lib/api-keys/service";
 import type { Actor } from "@/lib/audit/service";
@@ -26,6 +28,9 @@ const USAGE = `Usage: npm run panel -- <command> [--json]
               [--max-dns-records N] [--disk-mb N]
   reseller create --username U
   account create --username U --domain D [--plan NAME] [--reseller U] [--email E]
+  account list
+  account suspend USER [--reason R] | account unsuspend USER
+  account delete USER     (terminate: everything of the account on the servers, then its records)
   key create --name N (--admin | --reseller U | --account U)
              [--ip ADDR_OR_CIDR]... [--endpoint "METHOD /api/path/{param}"]... [--disabled]
   key list
@@ -55,6 +60,7 @@ const optionSpec = {
   endpoint: { type: "string", multiple: true },
   disabled: { type: "boolean" },
   version: { type: "string" },
+  reason: { type: "string" },
   "max-databases": { type: "string" },
   "max-domains": { type: "string" },
   "max-db-users": { type: "string" },
@@ -81,6 +87,14 @@ function idArgument(args: string[], what = "key"): number {
   const id = args[0];
   if (!id || !/^[1-9][0-9]*$/.test(id)) throw new UsageError(`give the ${what}'s numeric ID`);
   return Number(id);
+}
+
+async function accountArgument(db: Database, args: string[]): Promise<number> {
+  const username = args[0];
+  if (!username) throw new UsageError("give the account's username");
+  const id = await findAccountIdByUsername(db, username);
+  if (!id) throw new AppError("NOT_FOUND", `No hosting account named ${username}`);
+  return id;
 }
 
 type Command = (db: Database, options: Options, args: string[]) => Promise<{ json: object; text: string }>;
@@ -157,6 +171,32 @@ const commands: Record<string, Command> = {
       json: account,
       text: `Account ${account.username} created (id ${account.id}) with domain ${account.domain}.`,
     };
+  },
+
+  async "account list"(db) {
+    const accounts = await listManagedAccounts(db, ADMIN, {});
+    const text = accounts.length
+      ? accounts
+          .map((account) => `${account.id}\t${account.username}\t${account.domain}\t${account.plan.name}\t${account.status}`)
+          .join("\n")
+      : "No hosting accounts.";
+    return { json: { accounts }, text };
+  },
+
+  async "account suspend"(db, options, args) {
+    const account = await suspendAccount(db, ADMIN, await accountArgument(db, args), options.reason as string | undefined, actor);
+    return { json: account, text: `Account ${account.username} suspended.` };
+  },
+
+  async "account unsuspend"(db, _options, args) {
+    const account = await unsuspendAccount(db, ADMIN, await accountArgument(db, args), actor);
+    return { json: account, text: `Account ${account.username} unsuspended.` };
+  },
+
+  async "account delete"(db, _options, args) {
+    const id = await accountArgument(db, args);
+    const { message } = await terminateAccount(db, ADMIN, id, actor);
+    return { json: { id, username: args[0].trim().toLowerCase(), deleted: true }, text: `${message}.` };
   },
 
   async "key create"(db, options) {
@@ -236,7 +276,7 @@ const commands: Record<string, Command> = {
 
   async "php list"(db) {
     const versions = await listPhpVersions(db);
-    const text = versions.length ? versions.map((v) => `${v.id}\t${v.version}`).join("\n") : "No PHP versions.";
+    const text = versions.length ? versions.map((v) => `${v.id}\t${v.version}\t${v.installed ? "installed" : "not installed"}`).join("\n") : "No PHP versions.";
     return { json: { php_versions: versions }, text };
   },
 };

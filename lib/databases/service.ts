@@ -2,7 +2,7 @@ import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { preparedQuery } from "@/db/prepared";
-import { customerDatabases, databaseGrants, databaseUsers } from "@/db/schema";
+import { customerDatabases, databaseGrants, databaseUsers, hostingAccounts } from "@/db/schema";
 import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
 import { AppError, notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
@@ -243,6 +243,12 @@ export async function createDatabaseUser(
       if (server) {
         await server.createUser(name, input.password);
         createdOnServer = true;
+        // A suspended account's users are locked (lib/accounts/lifecycle.ts): a new one too.
+        const [{ status }] = await tx
+          .select({ status: hostingAccounts.status })
+          .from(hostingAccounts)
+          .where(eq(hostingAccounts.id, account.id));
+        if (status === "suspended") await server.setUserLocked(name, true);
       }
       return row.id;
     } catch (error) {

@@ -1,6 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { dnsRecords, domains } from "@/db/schema";
+import { eachLimited } from "@/lib/provisioning/system";
 import { removeOrphanTemporaryFiles, writeZoneFile } from "@/lib/provisioning/zone-files";
 
 /** A zone as stored: its domain name, serial and records. */
@@ -33,9 +34,20 @@ export async function syncZoneFile(db: Queryable, domainId: number): Promise<Zon
   }
 }
 
-/** Rewrites every zone file (at start: ZONES_DIR may be new, or files lost, or litter left). */
+/**
+ * At start (ZONES_DIR may be new, or files lost, or litter left): every zone from two queries,
+ * each file written and reloaded only when its content changed.
+ */
 export async function syncAllZoneFiles(db: Queryable): Promise<void> {
   await removeOrphanTemporaryFiles();
-  const rows = await db.select({ id: domains.id }).from(domains).orderBy(asc(domains.id));
-  for (const row of rows) await syncZoneFile(db, row.id);
+  const zones = await db.select({ id: domains.id, domain: domains.domain, serial: domains.soaSerial }).from(domains).orderBy(asc(domains.id));
+  const records = await db.select().from(dnsRecords).orderBy(asc(dnsRecords.domainId), asc(dnsRecords.id));
+  const byDomain = new Map<number, (typeof records)[number][]>();
+  for (const record of records) byDomain.set(record.domainId, [...(byDomain.get(record.domainId) ?? []), record]);
+  await eachLimited(zones, 64, (zone) =>
+    writeZoneFile({ domain: zone.domain, serial: zone.serial, records: byDomain.get(zone.id) ?? [] }).then(
+      () => undefined,
+      (error) => console.error(`[dns] could not write the zone file of ${zone.domain}:`, (error as Error).message),
+    ),
+  );
 }

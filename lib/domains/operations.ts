@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineOperation, idParams } from "@/lib/http/operation";
+import { defineOperation, idParams, messageResponse } from "@/lib/http/operation";
 import { zoneWarningField } from "@/lib/dns/schemas";
 import { createDomainBodySchema, domainRecordSchema } from "./schemas";
 
@@ -40,5 +40,17 @@ export const domainOperations = {
     response: domainRecordSchema,
     successStatus: 200,
     errorStatuses: [404],
+  }),
+  delete: defineOperation({
+    operationId: "deleteDomain",
+    method: "DELETE",
+    path: "/api/client/domains/{id}",
+    audience: "client",
+    tag,
+    summary: "Delete a domain, its zone and its site (its files stay in the home directory)",
+    params: idParams,
+    response: messageResponse,
+    successStatus: 200,
+    errorStatuses: [404, 422],
   }),
 };

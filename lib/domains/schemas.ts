@@ -12,6 +12,20 @@ export const createDomainBodySchema = z.object({
   parked_on_domain_id: idField.optional(),
 });
 
+export const SSL_STATUSES = ["off", "pending", "active", "failed"] as const;
+
+/**
+ * AutoSSL's view of the domain (DESIGN.md "Automatic TLS"): `active` while a certificate covering
+ * the name is installed (`expires_at` its expiry), `pending` while AutoSSL is on and one is on
+ * its way, `failed` with the reason in `error` (an older certificate may still be served until
+ * `expires_at`), `off` without AutoSSL and without a certificate.
+ */
+export const sslSchema = z.object({
+  status: z.enum(SSL_STATUSES),
+  expires_at: timestamp.nullable(),
+  error: z.string().nullable(),
+});
+
 export const domainRecordSchema = z.object({
   id: z.number().int(),
   domain: z.string(),
@@ -22,5 +36,8 @@ export const domainRecordSchema = z.object({
   parked_on_domain_id: z.number().int().nullable(),
   php_version: z.object({ id: z.number().int(), version: z.string() }).nullable(),
   is_php_fpm_enabled: z.boolean(),
+  ssl: sslSchema,
   created_at: timestamp,
 });
+
+export type SslState = z.infer<typeof sslSchema>;

@@ -2,11 +2,17 @@ import { and, asc, count, eq, inArray, ne, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { preparedQuery } from "@/db/prepared";
-import { domains, phpVersions } from "@/db/schema";
+import { domainCertificates, domains, hostingAccounts, phpVersions } from "@/db/schema";
+import { autoSslConfigured, requestAutoSslCheck } from "@/lib/autossl/job";
+import { sslState } from "@/lib/autossl/state";
 import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
 import { createZone, nextSerial } from "@/lib/dns/zone";
 import { syncZoneFile, type ZoneWarning } from "@/lib/dns/zone-file-sync";
+import { env } from "@/lib/env";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
+import { provisionDomain, syncAccountSites } from "@/lib/hosting/service";
+import { removeCertificate } from "@/lib/provisioning/acme";
+import { removeZoneFile } from "@/lib/provisioning/zone-files";
 import { normalizeDomainName } from "./names";
 import type { createDomainBodySchema, domainRecordSchema } from "./schemas";
 
@@ -76,7 +82,14 @@ export type DomainRecord = z.infer<typeof domainRecordSchema>;
 
 type DomainRow = typeof domains.$inferSelect;
 
-export function toDomainRecord(row: DomainRow, php: { id: number; version: string } | null): DomainRecord {
+type CertificateRow = typeof domainCertificates.$inferSelect;
+
+export function toDomainRecord(
+  row: DomainRow,
+  php: { id: number; version: string } | null,
+  certificate: CertificateRow | null,
+  autoSsl: boolean,
+): DomainRecord {
   return {
     id: row.id,
     domain: row.domain,
@@ -87,16 +100,29 @@ export function toDomainRecord(row: DomainRow, php: { id: number; version: strin
     parked_on_domain_id: row.parkedOnDomainId,
     php_version: php,
     is_php_fpm_enabled: row.isPhpFpmEnabled,
+    ssl: sslState(row.domain, certificate, autoSsl),
     created_at: row.createdAt.toISOString(),
   };
 }
 
+// A parked domain's certificate is the one of the domain it is parked on.
 function selectDomains(db: Queryable) {
   return db
-    .select({ domain: domains, php: { id: phpVersions.id, version: phpVersions.version } })
+    .select({
+      domain: domains,
+      php: { id: phpVersions.id, version: phpVersions.version },
+      certificate: domainCertificates,
+      autoSsl: hostingAccounts.isAutoSslEnabled,
+    })
     .from(domains)
-    .leftJoin(phpVersions, eq(phpVersions.id, domains.phpVersionId));
+    .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
+    .leftJoin(phpVersions, eq(phpVersions.id, domains.phpVersionId))
+    .leftJoin(domainCertificates, eq(domainCertificates.domainId, sql`coalesce(${domains.parkedOnDomainId}, ${domains.id})`));
 }
+
+type SelectedDomain = Awaited<ReturnType<typeof selectDomains>>[number];
+const recordOf = (row: SelectedDomain) =>
+  toDomainRecord(row.domain, row.php, row.certificate, row.autoSsl && autoSslConfigured());
 
 const accountDomains = preparedQuery((db) =>
   selectDomains(db)
@@ -114,14 +140,14 @@ const accountDomain = preparedQuery((db) =>
 /** GET /api/client/domains: the account's domains, oldest first. */
 export async function listDomains(db: Queryable, accountId: number): Promise<DomainRecord[]> {
   const rows = await accountDomains(db).execute({ accountId });
-  return rows.map((row) => toDomainRecord(row.domain, row.php));
+  return rows.map(recordOf);
 }
 
 /** One of the account's domains; another account's is "not found". */
 export async function getDomainOrThrow(db: Queryable, { accountId, id }: { accountId: number; id: number }) {
   const [row] = await accountDomain(db).execute({ accountId, id });
   if (!row) throw notFound("Domain");
-  return toDomainRecord(row.domain, row.php);
+  return recordOf(row);
 }
 
 export type CreateDomainInput = z.output<typeof createDomainBodySchema>;
@@ -194,8 +220,44 @@ export async function createDomain(
         fields = { accountId, domain: name, domainType: "domain", domainPath: input.domain_path ?? `public_html/${name}` };
       }
     }
-    return (await insertDomainWithZone(tx, fields)).id;
+    const domain = await insertDomainWithZone(tx, fields);
+    // Last step: the web server refusing the site (422) rolls the domain back.
+    await provisionDomain(tx, domain.id);
+    return domain.id;
   });
   const zoneWarning = await syncZoneFile(db, domainId);
+  // A new site, or a new name on a site's certificate.
+  requestAutoSslCheck();
   return { ...(await getDomainOrThrow(db, { accountId, id: domainId })), ...zoneWarning };
+}
+
+/**
+ * DELETE /api/client/domains/{id}: the domain, its zone and its site go; its files stay (the
+ * customer's data: only termination removes the home). The account's main domain, and a domain
+ * with subdomains or parked domains on it, are refused (422).
+ */
+export async function deleteDomain(db: Database, accountId: number, id: number): Promise<{ message: string }> {
+  const name = await db.transaction(async (tx) => {
+    await lockAccountPlan(tx, accountId);
+    const [row] = await tx
+      .select({ domain: domains.domain, main: hostingAccounts.domain })
+      .from(domains)
+      .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
+      .where(and(eq(domains.id, id), eq(domains.accountId, accountId)));
+    if (!row) throw notFound("Domain");
+    if (row.domain === row.main) throw validationError("id", "is the account's main domain");
+    try {
+      await tx.delete(domains).where(eq(domains.id, id));
+    } catch (error) {
+      if (pgErrorCode(error) === "23503") throw validationError("id", "has subdomains or parked domains: delete them first");
+      throw error;
+    }
+    await syncAccountSites(tx, accountId, { removedDomains: [row.domain] });
+    return row.domain;
+  });
+  await removeZoneFile(name);
+  // Its site is gone: so is its certificate (a parked name leaves its domain's at the next issue).
+  await removeCertificate(env().certsDir, name);
+  requestAutoSslCheck();
+  return { message: `Domain ${name} deleted; its files remain in the home directory` };
 }

@@ -23,7 +23,7 @@ const statusText: Record<number, string> = {
   401: "Missing or invalid API key or secret",
   403: "Key disabled, address or endpoint not allowed, or wrong scope for this operation",
   404: "Not found, or not owned by the account",
-  409: "Conflict with linked records",
+  409: "Conflict: linked records, or an Idempotency-Key whose first request is still running",
   422: "Validation error or failed operation",
   500: "Internal error",
   501: "Not implemented yet",
@@ -59,6 +59,18 @@ function parametersOf(operation: Operation) {
       required: false,
       description: "Id or username of the account to act on; required with admin and reseller keys",
       schema: { type: "string" },
+    });
+  }
+  if (operation.idempotent) {
+    parameters.push({
+      name: "Idempotency-Key",
+      in: "header",
+      required: false,
+      description:
+        "Up to 255 characters, unique per request (per API key, kept 24 h): a retry with the same key and body " +
+        "answers the first answer and changes nothing; the same key with another body is a 422; while the first " +
+        "request still runs, a retry waits for it or answers 409",
+      schema: { type: "string", maxLength: 255 },
     });
   }
   return parameters;

@@ -2,8 +2,12 @@ import { z } from "zod";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
 
-/** Who may call an operation: admin keys only, or any key acting on one hosting account. */
-export type Audience = "admin" | "client";
+/**
+ * Who may call an operation: admin keys only; admin and reseller keys (the account lifecycle
+ * operations, DESIGN.md: the handler keeps a reseller to its own accounts); or any key acting
+ * on one hosting account.
+ */
+export type Audience = "admin" | "reseller" | "client";
 
 /**
  * One API operation, declared once. The same declaration drives request parsing and response
@@ -33,6 +37,8 @@ export interface Operation<
   successStatus: 200 | 201;
   /** Error statuses this operation answers besides the authentication ones. */
   errorStatuses: readonly number[];
+  /** Honours an `Idempotency-Key` header: a retry gets the first answer (lib/idempotency). */
+  idempotent?: boolean;
 }
 
 /** Declares an operation, keeping its literal types (audience, schemas) for the handler's context. */

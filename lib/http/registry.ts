@@ -1,4 +1,4 @@
-import { accountOperations } from "@/lib/accounts/operations";
+import { accountLifecycleOperations, accountOperations } from "@/lib/accounts/operations";
 import { databaseOperations, databaseUserOperations } from "@/lib/databases/operations";
 import { dnsOperations } from "@/lib/dns/operations";
 import { domainOperations } from "@/lib/domains/operations";
@@ -9,6 +9,7 @@ import { endpointOf, type HttpMethod, type Operation } from "./operation";
 /** Every operation of the API, in the order of SPEC.md. */
 export const operations: readonly Operation[] = [
   ...Object.values(ssoOperations),
+  ...Object.values(accountLifecycleOperations),
   ...Object.values(metricsOperations),
   ...Object.values(accountOperations),
   ...Object.values(databaseOperations),

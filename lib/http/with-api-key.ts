@@ -1,7 +1,10 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
+import { getDb } from "@/db/client";
 import { AuthFailure, authenticate, type Principal } from "@/lib/auth/authenticate";
 import type { AccountRef } from "@/lib/auth/key-cache";
 import { AppError } from "@/lib/errors";
+import { IDEMPOTENCY_FIELD, runOnce } from "@/lib/idempotency/service";
 import { BodyTooLargeError, readBoundedText } from "./body";
 import { clientAddressOf } from "./client-address";
 import type { Operation } from "./operation";
@@ -67,9 +70,9 @@ function parseOrReject(schema: z.ZodType | undefined, value: unknown) {
 /**
  * The one way into the API: authenticates the key for this operation (lib/auth/authenticate),
  * parses params (a bad id is a 404), query and body (422 with field errors, 400 for bad JSON),
- * runs the handler and sends its result copied by the response schema, so no column leaks
- * (lib/http/response-shape.ts). Everything that depends only on the operation is built here,
- * once, not per request.
+ * runs the handler — once per Idempotency-Key where the operation honours one — and sends its
+ * result copied by the response schema, so no column leaks (lib/http/response-shape.ts).
+ * Everything that depends only on the operation is built here, once, not per request.
  */
 export function withApiKey<Op extends Operation>(
   operation: Op,
@@ -102,14 +105,57 @@ export function withApiKey<Op extends Operation>(
       // An optional body that was left out stays undefined (ApiContext's type says so).
       const body = rawBody === undefined ? undefined : parseOrReject(operation.body, rawBody);
 
-      const result = await handler({ principal, account, params, query, body, request } as ContextFor<Op>);
-      return json(shapeResponse(result), operation.successStatus);
+      const answer = async () => {
+        try {
+          const result = await handler({ principal, account, params, query, body, request } as ContextFor<Op>);
+          return json(shapeResponse(result), operation.successStatus);
+        } catch (error) {
+          return toErrorResponse(error, context);
+        }
+      };
+      const idempotencyKey = operation.idempotent ? request.headers.get("idempotency-key") : null;
+      if (idempotencyKey === null) return await answer();
+      return await answerOnce(
+        { apiKeyId: principal.keyId, key: idempotencyKey, request: [operation.method, new URL(request.url).pathname.replace(/\/$/, ""), body ?? null] },
+        answer,
+      );
     } catch (error) {
       if (error instanceof AuthFailure) return errorResponse(error.status, error.message);
       if (error instanceof RequestError) return error.response;
       return toErrorResponse(error, context);
     }
   };
+}
+
+/**
+ * Idempotency-Key: the first answer for (key, header value) is kept, and a retry of the same
+ * request receives exactly it, marked `Idempotent-Replayed: true` (lib/idempotency/service.ts).
+ */
+async function answerOnce(
+  claim: { apiKeyId: number; key: string; request: unknown },
+  answer: () => Promise<Response>,
+): Promise<Response> {
+  if (claim.key.trim() === "" || claim.key.length > 255) {
+    const message = "must be 1 to 255 characters";
+    throw new RequestError(errorResponse(422, `${IDEMPOTENCY_FIELD} ${message}`, { [IDEMPOTENCY_FIELD]: [message] }));
+  }
+  // The request that runs answers with its own response (headers such as Retry-After included).
+  let fresh: Response | null = null;
+  const stored = await runOnce(
+    await getDb(),
+    { apiKeyId: claim.apiKeyId, key: claim.key, requestHash: createHash("sha256").update(JSON.stringify(claim.request)).digest("hex") },
+    async () => {
+      fresh = await answer();
+      return { status: fresh.status, body: await fresh.clone().text() };
+    },
+  );
+  return (
+    fresh ??
+    new Response(stored.body, {
+      status: stored.status,
+      headers: { "content-type": "application/json", "idempotent-replayed": "true" },
+    })
+  );
 }
 
 /** The handler of an operation a later piece of work implements: 501, never fake data. */

@@ -8,5 +8,8 @@ export type PhpVersionInput = z.input<typeof phpVersionSchema>;
 
 export type PhpVersionRecord = { id: number; version: string };
 
-/** A row of the admin list: the version and how many domains run it. */
-export type PhpVersionListRow = PhpVersionRecord & { domain_count: number };
+/** A version as listed (CLI, admin page): `installed` when this server has its PHP-FPM (PHP_FPM_BINARY). */
+export type InstalledPhpVersion = PhpVersionRecord & { installed: boolean };
+
+/** A row of the admin list: the version, whether it is installed, and how many domains run it. */
+export type PhpVersionListRow = InstalledPhpVersion & { domain_count: number };

@@ -4,9 +4,21 @@ import { domains, phpVersions } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
-import { type PhpVersionInput, type PhpVersionListRow, type PhpVersionRecord, phpVersionSchema } from "./schemas";
+import { isPhpInstalled } from "@/lib/provisioning/php-fpm";
+import {
+  type InstalledPhpVersion,
+  type PhpVersionInput,
+  type PhpVersionListRow,
+  type PhpVersionRecord,
+  phpVersionSchema,
+} from "./schemas";
 
 const toRecord = (row: typeof phpVersions.$inferSelect): PhpVersionRecord => ({ id: row.id, version: row.version });
+
+const withInstalled = async (row: typeof phpVersions.$inferSelect): Promise<InstalledPhpVersion> => ({
+  ...toRecord(row),
+  installed: await isPhpInstalled(row.version),
+});
 
 function rethrowDuplicate(error: unknown): never {
   if (pgErrorCode(error) === "23505") throw validationError("version", "is already installed");
@@ -49,8 +61,8 @@ export async function getPhpVersion(db: Queryable, id: number): Promise<PhpVersi
   return toRecord(row);
 }
 
-export async function listPhpVersions(db: Queryable): Promise<PhpVersionRecord[]> {
-  return (await db.select().from(phpVersions).orderBy(asc(phpVersions.version))).map(toRecord);
+export async function listPhpVersions(db: Queryable): Promise<InstalledPhpVersion[]> {
+  return Promise.all((await db.select().from(phpVersions).orderBy(asc(phpVersions.version))).map(withInstalled));
 }
 
 /** The admin list: searched by version, numerically ordered (8.3 before 8.10), with the domains using each. */
@@ -75,5 +87,8 @@ export async function listPhpVersionsPage(db: Queryable, query: ListQuery): Prom
     paged(rowsQuery, window),
     db.select({ total: count() }).from(phpVersions).where(where),
   ]);
-  return { rows: rows.map((row) => ({ ...toRecord(row.php), domain_count: row.domainCount })), total };
+  return {
+    rows: await Promise.all(rows.map(async (row) => ({ ...(await withInstalled(row.php)), domain_count: row.domainCount }))),
+    total,
+  };
 }

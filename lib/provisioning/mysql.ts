@@ -51,6 +51,8 @@ export interface MysqlProvisioner {
   dropDatabase(name: string): Promise<void>;
   createUser(username: string, password: string): Promise<void>;
   dropUser(username: string): Promise<void>;
+  /** Locks (no new logins) or unlocks a user; a user missing on the server is left alone. */
+  setUserLocked(username: string, locked: boolean): Promise<void>;
   /** Replaces the user's privileges on the database (revoke all, then grant these). */
   grant(username: string, database: string, privileges: string[]): Promise<void>;
   revoke(username: string, database: string): Promise<void>;
@@ -76,6 +78,12 @@ export function createMysqlProvisioner(url: string, userHost: string): MysqlProv
     createUser: (username, password) =>
       run(`create database user ${username}`, "CREATE USER ?@? IDENTIFIED BY ?", [...userValues(username), password]),
     dropUser: (username) => run(`drop database user ${username}`, "DROP USER IF EXISTS ?@?", userValues(username)),
+    setUserLocked: (username, locked) =>
+      run(
+        `${locked ? "lock" : "unlock"} database user ${username}`,
+        `ALTER USER IF EXISTS ?@? ACCOUNT ${locked ? "LOCK" : "UNLOCK"}`,
+        userValues(username),
+      ),
     async grant(username, database, privileges) {
       const list = privilegeList(privileges);
       await this.revoke(username, database);

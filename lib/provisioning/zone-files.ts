@@ -1,8 +1,7 @@
-import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
+import { readIfExists, runCommand, writeAtomically } from "./system";
 
 // BIND zone files, one per domain: `<ZONES_DIR>/<domain>.zone`, rewritten atomically (temporary
 // file, fsync, rename) after every change of the zone, then ZONE_RELOAD_COMMAND (if set) with
@@ -103,45 +102,18 @@ export async function removeOrphanTemporaryFiles(): Promise<void> {
   }
 }
 
-async function writeAtomically(target: string, contents: string) {
-  await fs.mkdir(path.dirname(target), { recursive: true });
-  const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
-  const handle = await fs.open(temporary, "w", 0o644);
-  try {
-    await handle.writeFile(contents);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await fs.rename(temporary, target);
-  } catch (error) {
-    await fs.rm(temporary, { force: true });
-    throw error;
-  }
-}
-
-/** Runs ZONE_RELOAD_COMMAND for a zone without a shell; returns why it failed, or null. */
-export function runReloadCommand(command: string, domain: string, timeoutMs = 15_000): Promise<string | null> {
-  const [program, ...args] = command.trim().split(/\s+/).map((part) => part.replaceAll("{zone}", domain));
-  return new Promise((resolve) => {
-    const child = spawn(program, args, { stdio: ["ignore", "ignore", "pipe"], timeout: timeoutMs });
-    let stderr = "";
-    child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
-    child.on("error", (error) => resolve(`${program}: ${error.message}`));
-    child.on("close", (code, signal) => {
-      if (code === 0) resolve(null);
-      else resolve(`${command} exited with ${signal ?? code}${stderr.trim() ? `: ${stderr.trim()}` : ""}`);
-    });
-  });
-}
-
-/** Writes the zone's file and reloads it; `reloadError` says why the reload failed, if it did. */
+/**
+ * Writes the zone's file and reloads it, only when its content changed (a start-up over
+ * thousands of zones rewrites and reloads nothing that is already right); `reloadError` says why
+ * the reload failed, if it did.
+ */
 export async function writeZoneFile(zone: Zone): Promise<{ path: string; reloadError: string | null }> {
   const target = zoneFilePath(zone.domain);
-  await writeAtomically(target, renderZoneFile(zone));
+  const contents = renderZoneFile(zone);
+  if ((await readIfExists(target)) === contents) return { path: target, reloadError: null };
+  await writeAtomically(target, contents);
   const command = env().zoneReloadCommand;
-  const reloadError = command ? await runReloadCommand(command, zone.domain) : null;
+  const reloadError = command ? await runCommand(command, { zone: zone.domain }, 15_000) : null;
   if (reloadError) console.error(`[dns] zone ${zone.domain} written, but its reload failed: ${reloadError}`);
   return { path: target, reloadError };
 }

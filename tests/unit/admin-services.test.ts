@@ -3,6 +3,8 @@ import { after, before, describe, test } from "node:test";
 import { and, desc, eq } from "drizzle-orm";
 import type { Connection } from "@/db/client";
 import { auditLog } from "@/db/schema";
+import { suspendAccount, unsuspendAccount } from "@/lib/accounts/lifecycle";
+import { ADMIN } from "@/lib/accounts/manager";
 import { createAccount, getAccount, listAccountsPage, updateAccountAdminFields } from "@/lib/accounts/service";
 import { AppError } from "@/lib/errors";
 import { addPhpVersion, listPhpVersionsPage, updatePhpVersion } from "@/lib/php/service";
@@ -38,7 +40,7 @@ for (const backend of testBackends()) {
       await database?.drop();
     });
 
-    test("admin fields: plan, reseller, SSH access and status change together, audited", async () => {
+    test("admin fields: plan, reseller, SSH access and email change together, audited", async () => {
       const { db } = connection;
       await createPlan(db, { name: "gold", max_databases: 10 }, actor);
       await createReseller(db, { username: "shop_reseller" }, actor);
@@ -46,24 +48,23 @@ for (const backend of testBackends()) {
       const updated = await updateAccountAdminFields(
         db,
         account.id,
-        { plan: "gold", reseller: "shop_reseller", has_ssh_access: true, status: "suspended" },
+        { plan: "gold", reseller: "shop_reseller", has_ssh_access: true, email: "carol@example.com" },
         actor,
       );
       assert.equal(updated.plan.name, "gold");
       assert.equal(updated.plan.max_databases, 10);
       assert.notEqual(updated.reseller_id, null);
       assert.equal(updated.has_ssh_access, true);
-      assert.equal(updated.is_suspended, true);
+      assert.equal(updated.email, "carol@example.com");
       const [audit] = await db
         .select()
         .from(auditLog)
         .where(and(eq(auditLog.action, "hosting_account.update"), eq(auditLog.targetId, account.id)))
         .orderBy(desc(auditLog.id));
-      assert.deepEqual(Object.keys(audit.details ?? {}).sort(), ["hasSshAccess", "planId", "resellerId", "status"]);
+      assert.deepEqual(Object.keys(audit.details ?? {}).sort(), ["email", "hasSshAccess", "planId", "resellerId"]);
 
-      const back = await updateAccountAdminFields(db, account.id, { reseller: null, status: "active" }, actor);
+      const back = await updateAccountAdminFields(db, account.id, { reseller: null }, actor);
       assert.equal(back.reseller_id, null);
-      assert.equal(back.is_suspended, false);
       assert.equal(back.plan.name, "gold", "a field left out keeps its value");
     });
 
@@ -71,12 +72,12 @@ for (const backend of testBackends()) {
       const { db } = connection;
       const account = await createAccount(db, { username: "dave", domain: "dave.example" }, actor);
       const before = await connection.readAuthGeneration();
-      await updateAccountAdminFields(db, account.id, { status: "suspended" }, actor);
+      await suspendAccount(db, ADMIN, account.id, "unpaid", actor);
       const suspended = await connection.readAuthGeneration();
       assert.ok(suspended! > before!, "suspension invalidates every instance's auth cache");
       await updateAccountAdminFields(db, account.id, { has_ssh_access: true }, actor);
       assert.equal(await connection.readAuthGeneration(), suspended);
-      await updateAccountAdminFields(db, account.id, { status: "active" }, actor);
+      await unsuspendAccount(db, ADMIN, account.id, actor);
       assert.ok((await connection.readAuthGeneration())! > suspended!);
     });
 
@@ -85,11 +86,11 @@ for (const backend of testBackends()) {
       const account = await createAccount(db, { username: "erin", domain: "erin.example" }, actor);
       assert.deepEqual(Object.keys((await fieldErrorsOf(updateAccountAdminFields(db, account.id, { plan: "nope" }, actor)))!), ["plan"]);
       const resellerErrors = await fieldErrorsOf(
-        updateAccountAdminFields(db, account.id, { reseller: "nobody", status: "suspended" }, actor),
+        updateAccountAdminFields(db, account.id, { reseller: "nobody", has_ssh_access: true }, actor),
       );
       assert.deepEqual(Object.keys(resellerErrors!), ["reseller"]);
-      assert.equal((await getAccount(db, account.id)).status, "active");
-      await assert.rejects(updateAccountAdminFields(db, 999_999, { status: "active" }, actor), /not found/);
+      assert.equal((await getAccount(db, account.id)).has_ssh_access, false);
+      await assert.rejects(updateAccountAdminFields(db, 999_999, { has_ssh_access: true }, actor), /not found/);
     });
 
     test("a plan update keeps the quotas it leaves out; duplicate names and renaming default are 422 at name", async () => {

@@ -92,26 +92,12 @@ export function AccountAdminForm({ accountId, initial, plans, resellers }: Optio
     save: (values) => updateAccountAction(accountId, values),
     doneHref: "/admin/accounts",
   });
-  const suspended = form.watch("status") === "suspended";
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Save Changes" cancelHref="/admin/accounts">
       <PlanAndOwnerFieldset form={form} plans={plans} resellers={resellers} noReseller={null} />
       <fieldset>
         <legend>Access</legend>
         <CheckboxField form={form} name="has_ssh_access" label="SSH access" hint="Whether the account may log in over SSH." />
-        <SelectField
-          form={form}
-          name="status"
-          label="Status"
-          choices={[
-            { value: "active", label: "Active" },
-            { value: "suspended", label: "Suspended" },
-          ]}
-          hint="A suspended account's own API keys are refused at once; admin and reseller keys can still act on it."
-        />
-        {suspended && initial.status !== "suspended" && (
-          <p className="notice">Saving suspends this account: its own API keys stop working on their next request.</p>
-        )}
       </fieldset>
     </AdminForm>
   );

@@ -1,8 +1,19 @@
 "use server";
 
-import { accountAdminFieldsSchema, type AccountAdminFieldsInput, type CreateAccountInput } from "@/lib/accounts/schemas";
-import { createAccount, updateAccountAdminFields } from "@/lib/accounts/service";
+import { revalidatePath } from "next/cache";
+import { suspendAccount, terminateAccount, unsuspendAccount } from "@/lib/accounts/lifecycle";
+import { ADMIN } from "@/lib/accounts/manager";
+import {
+  accountAdminFieldsSchema,
+  type AccountAdminFieldsInput,
+  type CreateAccountInput,
+} from "@/lib/accounts/schemas";
+import { createAccount, getAccount, updateAccountAdminFields } from "@/lib/accounts/service";
 import { runAdminFormAction } from "@/lib/admin-session/form-action";
+import { requireAdminSession } from "@/lib/admin-session/session";
+import { requestAutoSslCheck } from "@/lib/autossl/job";
+import { requestRenewal } from "@/lib/autossl/service";
+import { validationError } from "@/lib/errors";
 import { idField } from "@/lib/http/operation";
 
 // Server actions of the hosting account pages; the services parse the input with the same schemas.
@@ -16,4 +27,34 @@ export async function updateAccountAction(id: number, input: AccountAdminFieldsI
   return runAdminFormAction("/admin/accounts", (db, actor) =>
     updateAccountAdminFields(db, idField.parse(id), accountAdminFieldsSchema.parse(input), actor),
   );
+}
+
+export async function suspendAccountAction(id: number, reason: string) {
+  return runAdminFormAction("/admin/accounts", (db, actor) =>
+    suspendAccount(db, ADMIN, idField.parse(id), reason, actor),
+  );
+}
+
+export async function unsuspendAccountAction(id: number) {
+  return runAdminFormAction("/admin/accounts", (db, actor) => unsuspendAccount(db, ADMIN, idField.parse(id), actor));
+}
+
+/** Terminate, confirmed by typing the account's username (checked here, not only in the browser). */
+export async function terminateAccountAction(id: number, confirmation: string) {
+  return runAdminFormAction("/admin/accounts", async (db, actor) => {
+    const account = await getAccount(db, idField.parse(id));
+    if (confirmation.trim().toLowerCase() !== account.username) {
+      throw validationError("confirmation", `must be the account's username, ${account.username}`);
+    }
+    return terminateAccount(db, ADMIN, account.id, actor);
+  });
+}
+
+/** "Renew now" on the account's page: the AutoSSL job issues the domain's certificate again. */
+export async function renewCertificateAction(accountId: number, domainId: number): Promise<void> {
+  const { admin, db } = await requireAdminSession();
+  const account = idField.parse(accountId);
+  await requestRenewal(db, account, idField.parse(domainId), { type: "admin_user", id: admin.adminUserId });
+  requestAutoSslCheck();
+  revalidatePath(`/admin/accounts/${account}/edit`);
 }

@@ -7,6 +7,10 @@ import type { PhpVersionListRow } from "@/lib/php/schemas";
 
 const columns: ColumnDef<PhpVersionListRow, unknown>[] = [
   { header: "Version", cell: ({ row }) => <strong>PHP {row.original.version}</strong> },
+  {
+    header: "On this server",
+    cell: ({ row }) => (row.original.installed ? "Installed" : <span className="muted">Not installed</span>),
+  },
   { header: "Domains using it", cell: ({ row }) => row.original.domain_count },
   {
     header: "Actions",

@@ -1,5 +1,6 @@
 import type { Database } from "@/db/client";
-import { listAccounts } from "@/lib/accounts/service";
+import { ADMIN } from "@/lib/accounts/manager";
+import { listManagedAccounts } from "@/lib/accounts/service";
 import { operations } from "@/lib/http/registry";
 import { endpointOf } from "@/lib/http/operation";
 import { listResellers } from "@/lib/resellers/service";
@@ -13,7 +14,7 @@ export async function keyFormOptions(db: Database) {
     group.endpoints.push({ endpoint: endpointOf(operation), summary: operation.summary });
     groups.set(operation.tag, group);
   }
-  const [resellers, accounts] = await Promise.all([listResellers(db), listAccounts(db)]);
+  const [resellers, accounts] = await Promise.all([listResellers(db), listManagedAccounts(db, ADMIN, {})]);
   return {
     endpointGroups: [...groups.values()],
     resellers: resellers.map(({ id, username }) => ({ id, username })),

@@ -3,9 +3,12 @@ import { Breadcrumbs } from "@/components/breadcrumbs";
 import { recordOr404 } from "@/app/admin/record-or-404";
 import { getAccount } from "@/lib/accounts/service";
 import { requireAdminSession } from "@/lib/admin-session/session";
+import { listDomains } from "@/lib/domains/service";
 import { getReseller } from "@/lib/resellers/service";
 import { AccountAdminForm } from "../../account-forms";
 import { accountFormOptions } from "../../form-options";
+import { AccountLifecycle } from "./account-lifecycle";
+import { Certificates } from "./certificates";
 
 export const metadata: Metadata = { title: "Edit hosting account" };
 
@@ -30,6 +33,7 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
           <div className="muted">Status</div>
           <div>
             {account.is_suspended ? <span className="badge off">Suspended</span> : <span className="badge on">Active</span>}
+            {account.suspension_reason && <div className="muted">{account.suspension_reason}</div>}
           </div>
         </div>
         <div>
@@ -43,10 +47,11 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
           plan: account.plan.name,
           reseller: reseller?.username ?? null,
           has_ssh_access: account.has_ssh_access,
-          status: account.status,
         }}
         {...await accountFormOptions(db)}
       />
+      <Certificates accountId={account.id} autoSsl={account.is_auto_ssl_enabled} domains={await listDomains(db, account.id)} />
+      <AccountLifecycle account={{ id: account.id, username: account.username, suspended: account.is_suspended }} />
     </>
   );
 }

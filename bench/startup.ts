@@ -1,0 +1,98 @@
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { domains, hostingAccounts, plans } from "@/db/schema";
+import { createZone, nextSerial } from "@/lib/dns/zone";
+import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
+import { syncAllSites } from "@/lib/hosting/service";
+import { createTestDatabase } from "../tests/support/database";
+import { verdict } from "./support";
+
+// (h) Start-up at scale: 10,000 domains (1,000 accounts × 10) on PostgreSQL, the work server.ts
+// does before it listens — every zone file and every nginx server block from the database, the
+// real `nginx -t` over all of them (a configuration of its own), one reload — first on an empty
+// disk (everything written), then again as a restart finds it (nothing changed: nothing written,
+// no test, no reload). Target: each < 5 s.
+// Runs in a child process of its own (runStartupBench): the configuration below must be the
+// one env() reads first.
+
+const ACCOUNTS = 1_000;
+const DOMAINS_PER_ACCOUNT = 10;
+
+async function main() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-bench-startup-"));
+  const nginxConf = path.join(root, "nginx.conf");
+  fs.writeFileSync(nginxConf, `pid ${root}/nginx.pid;\nerror_log ${root}/error.log;\nevents {}\nhttp {\n  include ${root}/sites/*.conf;\n}\n`);
+  Object.assign(process.env, {
+    DATA_DIR: root,
+    WEB_SERVER: "nginx",
+    NGINX_SITES_DIR: path.join(root, "sites"),
+    NGINX_TEST_COMMAND: `nginx -t -q -c ${nginxConf} -p ${root}`,
+    // No nginx runs here: the reload is the one step not measured.
+    NGINX_RELOAD_COMMAND: "true",
+    ZONES_DIR: path.join(root, "zones"),
+    HOME_ROOT: path.join(root, "home"),
+    ACCESS_LOG_DIR: path.join(root, "logs"),
+    PHP_FPM_POOL_DIR: path.join(root, "pools", "{version}"),
+    PHP_FPM_SOCKET_DIR: path.join(root, "run"),
+  });
+  const database = await createTestDatabase("postgres");
+  const connection = await database.open();
+  try {
+    const db = connection.db;
+    const [plan] = await db.select({ id: plans.id }).from(plans);
+    const accounts = await db
+      .insert(hostingAccounts)
+      .values(Array.from({ length: ACCOUNTS }, (_, i) => ({ username: `bench${i}`, domain: `bench${i}.example`, planId: plan.id })))
+      .returning({ id: hostingAccounts.id, username: hostingAccounts.username });
+    await db.transaction(async (tx) => {
+      for (const account of accounts) {
+        const rows = await tx
+          .insert(domains)
+          .values(
+            Array.from({ length: DOMAINS_PER_ACCOUNT }, (_, i) => ({
+              accountId: account.id,
+              domain: i === 0 ? `${account.username}.example` : `site${i}.${account.username}.example`,
+              domainType: "domain" as const,
+              domainPath: i === 0 ? "public_html" : `public_html/site${i}`,
+              soaSerial: nextSerial(0),
+            })),
+          )
+          .returning();
+        for (const row of rows) await createZone(tx, row);
+      }
+    });
+    const timed = async (label: string) => {
+      const started = performance.now();
+      await syncAllZoneFiles(db);
+      const zonesDone = performance.now();
+      await syncAllSites(db);
+      const done = performance.now();
+      console.log(`${label}: zone files ${((zonesDone - started) / 1000).toFixed(2)} s, sites ${((done - zonesDone) / 1000).toFixed(2)} s`);
+      return (done - started) / 1000;
+    };
+    const first = await timed("first start");
+    const written = fs.readdirSync(path.join(root, "sites")).length;
+    if (written !== ACCOUNTS * DOMAINS_PER_ACCOUNT) throw new Error(`expected ${ACCOUNTS * DOMAINS_PER_ACCOUNT} server blocks, found ${written}`);
+    const restart = await timed("restart");
+    console.log(`\n(h) start-up work with ${written} domains (zone files + server blocks + nginx -t), PostgreSQL`);
+    verdict("first start, every file written (s)", first, 5, "<");
+    verdict("restart, nothing changed (s)", restart, 5, "<");
+  } finally {
+    await connection.close();
+    await database.drop();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** Runs (h) in a child process (its own configuration). */
+export function runStartupBench(): void {
+  const result = spawnSync(path.join("node_modules", ".bin", "tsx"), ["bench/startup.ts"], {
+    stdio: "inherit",
+    env: { ...process.env, PANEL_BENCH_STARTUP: "1" },
+  });
+  if (result.status !== 0) throw new Error(`the start-up bench failed (exit ${result.status})`);
+}
+
+if (process.env.PANEL_BENCH_STARTUP === "1") await main();

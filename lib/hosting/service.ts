@@ -1,0 +1,257 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { eq, inArray } from "drizzle-orm";
+import type { Queryable } from "@/db/client";
+import { domains, hostingAccounts, phpVersions } from "@/db/schema";
+import { env } from "@/lib/env";
+import {
+  createDocumentRoot,
+  createHome,
+  createSystemUser,
+  LOGIN_SHELL,
+  NO_LOGIN_SHELL,
+  removeHome,
+  removeSystemUser,
+  setLoginShell,
+} from "@/lib/provisioning/homes";
+import { applySites, renderSite, type Site, type SiteChange, siteSettings, writtenSiteDomains } from "@/lib/provisioning/nginx";
+import { eachLimited } from "@/lib/provisioning/system";
+import { assertPhpInstalled, type Pool, poolSocketPath, reloadPhp, removePool, writePool } from "@/lib/provisioning/php-fpm";
+
+// Web hosting (DESIGN.md "Web hosting"): what the database says each account's sites, PHP
+// pools, home and Linux user must be, handed to the provisioning modules. Every function that
+// writes reads its rows through the caller's transaction and holds the account's row lock
+// (the caller's), so two changes of one account never write from different snapshots.
+
+export const webHostingEnabled = () => env().webServer !== null;
+/** Homes are made when sites are served or accounts have Linux users. */
+export const homesEnabled = () => webHostingEnabled() || env().systemUsers;
+
+export const homeOf = (username: string) => path.join(env().homeRoot, username);
+const accessLogDir = (username: string) => path.join(env().accessLogDir, username);
+/** The Linux user owning an account's files and PHP: its own, or the panel's/web server's without SYSTEM_USERS. */
+const fileOwner = (username: string) => (env().systemUsers ? username : null);
+const poolUser = (username: string) => (env().systemUsers ? username : env().webServerGroup);
+
+/** A certificate the ACME job wrote for the domain (CERTS_DIR/<domain>/fullchain.pem + privkey.pem), if any. */
+async function certificateOf(domain: string) {
+  const dir = path.join(env().certsDir, domain);
+  const certificatePath = path.join(dir, "fullchain.pem");
+  const keyPath = path.join(dir, "privkey.pem");
+  const present = await Promise.all([certificatePath, keyPath].map((file) => fs.access(file).then(() => true, () => false)));
+  return present.every(Boolean) ? { certificatePath, keyPath } : null;
+}
+
+interface Hosting {
+  sites: Site[];
+  pools: Pool[];
+  /** The accounts that have domains. */
+  usernames: Set<string>;
+}
+
+/** The sites and pools of the given accounts (all when `accountIds` is undefined), from the database. */
+async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hosting> {
+  const rows = await db
+    .select({
+      id: domains.id,
+      domain: domains.domain,
+      type: domains.domainType,
+      path: domains.domainPath,
+      parkedOn: domains.parkedOnDomainId,
+      fpm: domains.isPhpFpmEnabled,
+      php: phpVersions.version,
+      username: hostingAccounts.username,
+      status: hostingAccounts.status,
+    })
+    .from(domains)
+    .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
+    .leftJoin(phpVersions, eq(phpVersions.id, domains.phpVersionId))
+    .where(accountIds ? inArray(domains.accountId, accountIds) : undefined)
+    .orderBy(domains.id);
+  const parked = new Map<number, string[]>();
+  for (const row of rows) if (row.parkedOn !== null) parked.set(row.parkedOn, [...(parked.get(row.parkedOn) ?? []), row.domain]);
+  const served = rows.filter((row) => row.type !== "parked");
+  const certificates = new Map<string, Awaited<ReturnType<typeof certificateOf>>>();
+  await eachLimited(served, 64, async (row) => void certificates.set(row.domain, await certificateOf(row.domain)));
+  const sites: Site[] = [];
+  const pools = new Map<string, Pool>();
+  for (const row of served) {
+    const home = homeOf(row.username);
+    const version = row.fpm ? row.php : null;
+    if (version) {
+      pools.set(`${row.username}/${version}`, {
+        username: row.username,
+        version,
+        user: poolUser(row.username),
+        listenGroup: env().webServerGroup,
+        home,
+      });
+    }
+    sites.push({
+      domain: row.domain,
+      serverNames: [row.domain, ...(row.type === "domain" ? [`www.${row.domain}`] : []), ...(parked.get(row.id) ?? [])],
+      documentRoot: path.join(home, row.path ?? "public_html"),
+      accessLog: path.join(accessLogDir(row.username), `${row.domain}.log`),
+      phpSocket: version ? poolSocketPath(row.username, version) : null,
+      suspended: row.status === "suspended",
+      tls: certificates.get(row.domain) ?? null,
+    });
+  }
+  return { sites, pools: [...pools.values()], usernames: new Set(rows.map((row) => row.username)) };
+}
+
+const render = (sites: Site[]): SiteChange[] =>
+  sites.map((site) => ({ domain: site.domain, contents: renderSite(site, siteSettings()) }));
+
+const logDirs = (usernames: Iterable<string>) => [...usernames].map(accessLogDir);
+
+/** Writes the pools wanted and removes the account's pools of versions no domain uses any more. */
+async function syncPools(db: Queryable, username: string, wanted: Pool[]): Promise<void> {
+  const changed = new Set<string>();
+  for (const pool of wanted) if (await writePool(pool)) changed.add(pool.version);
+  const known = await db.select({ version: phpVersions.version }).from(phpVersions);
+  for (const { version } of known) {
+    if (!wanted.some((pool) => pool.version === version) && (await removePool(username, version))) changed.add(version);
+  }
+  await reloadPhp(changed);
+}
+
+/**
+ * (Re)writes every site and PHP pool of one account from the database: after a domain is
+ * added or removed, PHP changes, the account is suspended or unsuspended. Throws 422 (and
+ * changes no site) when nginx refuses the result. Call it inside the transaction of the change.
+ */
+export async function syncAccountSites(
+  db: Queryable,
+  accountId: number,
+  options: { removedDomains?: string[]; suspended?: boolean } = {},
+): Promise<void> {
+  if (!webHostingEnabled()) return;
+  const [account] = await db.select({ username: hostingAccounts.username }).from(hostingAccounts).where(eq(hostingAccounts.id, accountId));
+  if (!account) return;
+  const hosting = await loadHosting(db, [accountId]);
+  // The suspension being applied or undone (lib/accounts/lifecycle.ts), else the stored status.
+  if (options.suspended !== undefined) for (const site of hosting.sites) site.suspended = options.suspended;
+  const removedDomains = options.removedDomains ?? [];
+  await syncPools(db, account.username, hosting.pools);
+  const removals = removedDomains.map((domain) => ({ domain, contents: null }));
+  await applySites([...render(hosting.sites), ...removals], logDirs([account.username]));
+}
+
+/**
+ * The entry point for other parts of the panel (the ACME job after it wrote a certificate):
+ * rewrites the site of one domain (a parked domain's is the site it is parked on) from the
+ * database, with its certificate when CERTS_DIR has one.
+ */
+export async function syncDomainSite(db: Queryable, domainId: number): Promise<void> {
+  const [row] = await db.select({ accountId: domains.accountId }).from(domains).where(eq(domains.id, domainId));
+  if (row) await syncAccountSites(db, row.accountId);
+}
+
+/** Suspend (503 "suspended" page on every site of the account) or unsuspend (served again). */
+export async function setAccountSitesSuspended(db: Queryable, accountId: number, suspended: boolean): Promise<void> {
+  await syncAccountSites(db, accountId, { suspended });
+}
+
+/** Termination, first step: the account's sites and PHP pools go (its files stay until removeAccountHome). */
+export async function removeAccountSites(db: Queryable, accountId: number): Promise<void> {
+  if (!webHostingEnabled()) return;
+  const [account] = await db.select({ username: hostingAccounts.username }).from(hostingAccounts).where(eq(hostingAccounts.id, accountId));
+  if (!account) return;
+  const hosting = await loadHosting(db, [accountId]);
+  await applySites(hosting.sites.map((site) => ({ domain: site.domain, contents: null })));
+  await syncPools(db, account.username, []);
+}
+
+/** Termination, last steps: the Linux user, then the home with every file of the account. */
+export async function removeAccountHome(username: string): Promise<void> {
+  if (env().systemUsers) await removeSystemUser(username);
+  if (homesEnabled()) await removeHome(homeOf(username));
+}
+
+/**
+ * A new account's Linux user, home and main site, inside its creating transaction (its rows
+ * are written, not committed). Cleans up after itself when a step fails; returns the undo
+ * for a commit that fails afterwards.
+ */
+export async function provisionAccount(db: Queryable, accountId: number): Promise<() => Promise<void>> {
+  const [account] = await db
+    .select({ username: hostingAccounts.username, ssh: hostingAccounts.hasSshAccess })
+    .from(hostingAccounts)
+    .where(eq(hostingAccounts.id, accountId));
+  const { username } = account;
+  let userCreated = false;
+  let siteDomains: string[] = [];
+  const undo = async () => {
+    if (siteDomains.length) await applySites(siteDomains.map((domain) => ({ domain, contents: null })));
+    if (userCreated) await removeSystemUser(username);
+    if (homesEnabled()) await removeHome(homeOf(username));
+  };
+  if (!homesEnabled()) return undo;
+  try {
+    if (env().systemUsers) {
+      await createSystemUser(username, homeOf(username), account.ssh ? LOGIN_SHELL : NO_LOGIN_SHELL);
+      userCreated = true;
+    }
+    await createHome(homeOf(username), fileOwner(username), env().webServerGroup);
+    if (webHostingEnabled()) {
+      const hosting = await loadHosting(db, [accountId]);
+      for (const site of hosting.sites) await createDocumentRoot(homeOf(username), site.documentRoot, fileOwner(username), env().webServerGroup);
+      siteDomains = hosting.sites.map((site) => site.domain);
+      await applySites(render(hosting.sites), logDirs([username]));
+    }
+  } catch (error) {
+    siteDomains = [];
+    await undo().catch((cleanup) => console.error(`[web] could not undo the provisioning of ${username}:`, cleanup));
+    throw error;
+  }
+  return undo;
+}
+
+/** A new domain's document root and the account's sites, inside the domain's creating transaction. */
+export async function provisionDomain(db: Queryable, domainId: number): Promise<void> {
+  if (!webHostingEnabled()) return;
+  const [row] = await db
+    .select({ accountId: domains.accountId, username: hostingAccounts.username, path: domains.domainPath })
+    .from(domains)
+    .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
+    .where(eq(domains.id, domainId));
+  if (row.path !== null) {
+    const home = homeOf(row.username);
+    await createHome(home, fileOwner(row.username), env().webServerGroup);
+    await createDocumentRoot(home, path.join(home, row.path), fileOwner(row.username), env().webServerGroup);
+  }
+  await syncAccountSites(db, row.accountId);
+}
+
+/** 422 naming the version when the domain would use a PHP this server lacks (only when sites are served). */
+export async function assertPhpUsable(version: string): Promise<void> {
+  if (webHostingEnabled()) await assertPhpInstalled(version);
+}
+
+/** The admin's SSH toggle: the Linux user's login shell follows it. */
+export async function applySshAccess(username: string, hasSshAccess: boolean): Promise<void> {
+  if (env().systemUsers) await setLoginShell(username, hasSshAccess ? LOGIN_SHELL : NO_LOGIN_SHELL);
+}
+
+/**
+ * At start: every site written from the database, only files whose content changed (plus the
+ * removal of files of domains no longer hosted), nginx tested and reloaded once, and only when
+ * something changed; the pools likewise. A refused configuration is logged: the panel still
+ * starts, and the sites keep their previous files.
+ */
+export async function syncAllSites(db: Queryable): Promise<void> {
+  if (!webHostingEnabled()) return;
+  const hosting = await loadHosting(db);
+  const changes = render(hosting.sites);
+  const hosted = new Set(changes.map((change) => change.domain));
+  for (const domain of await writtenSiteDomains()) if (!hosted.has(domain)) changes.push({ domain, contents: null });
+  const versions = new Set<string>();
+  for (const pool of hosting.pools) if (await writePool(pool)) versions.add(pool.version);
+  await reloadPhp(versions);
+  try {
+    await applySites(changes, logDirs(hosting.usernames));
+  } catch (error) {
+    console.error("[web] the sites could not be written at start:", (error as Error).message);
+  }
+}

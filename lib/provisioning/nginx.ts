@@ -1,0 +1,197 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { env } from "@/lib/env";
+import { AppError } from "@/lib/errors";
+import { eachLimited, readIfExists, runCommand, writeAtomically } from "./system";
+
+// nginx server blocks, one file per served domain: NGINX_SITES_DIR/<domain>.conf, included by
+// the admin's nginx.conf. renderSite is pure; applySites writes a batch of files, runs
+// NGINX_TEST_COMMAND, puts every previous file back when the test fails (422: nothing changed),
+// then runs NGINX_RELOAD_COMMAND once.
+
+export interface TlsCertificate {
+  certificatePath: string;
+  keyPath: string;
+}
+
+export interface Site {
+  /** The domain the file is named after (never a parked domain: those are extra names). */
+  domain: string;
+  /** server_name: the domain, `www.` for type `domain`, the names parked on it. */
+  serverNames: string[];
+  documentRoot: string;
+  accessLog: string;
+  /** The account's PHP-FPM pool socket for the domain's version; null when PHP is off. */
+  phpSocket: string | null;
+  suspended: boolean;
+  tls: TlsCertificate | null;
+}
+
+export interface SiteSettings {
+  httpPort: number;
+  httpsPort: number;
+  acmeChallengeDir: string;
+}
+
+const SAFE_PATH = /^\/[A-Za-z0-9._\/-]*$/;
+
+/** Paths come from the panel (validated names), but a config file is no place to find out otherwise. */
+function checked(value: string): string {
+  if (!SAFE_PATH.test(value)) throw new Error(`unsafe path in a server block: ${value}`);
+  return value;
+}
+
+// The FastCGI parameters inline (not `include fastcgi_params`): the file works with any
+// nginx prefix, and what PHP receives is visible here.
+const FASTCGI_PARAMS = [
+  "SCRIPT_FILENAME $document_root$fastcgi_script_name",
+  "SCRIPT_NAME $fastcgi_script_name",
+  "QUERY_STRING $query_string",
+  "REQUEST_METHOD $request_method",
+  "CONTENT_TYPE $content_type",
+  "CONTENT_LENGTH $content_length",
+  "REQUEST_URI $request_uri",
+  "DOCUMENT_URI $document_uri",
+  "DOCUMENT_ROOT $document_root",
+  "SERVER_PROTOCOL $server_protocol",
+  "REQUEST_SCHEME $scheme",
+  "HTTPS $https if_not_empty",
+  "GATEWAY_INTERFACE CGI/1.1",
+  "SERVER_SOFTWARE nginx",
+  "REMOTE_ADDR $remote_addr",
+  "REMOTE_PORT $remote_port",
+  "SERVER_ADDR $server_addr",
+  "SERVER_PORT $server_port",
+  "SERVER_NAME $server_name",
+  "REDIRECT_STATUS 200",
+];
+
+const SUSPENDED_PAGE =
+  "<!doctype html><html><head><title>Site suspended</title></head><body><h1>This site is suspended</h1></body></html>";
+
+function contentLocations(site: Site): string[] {
+  if (site.suspended) {
+    return [
+      "    location / {",
+      "        default_type text/html;",
+      `        return 503 '${SUSPENDED_PAGE}';`,
+      "    }",
+    ];
+  }
+  const php = site.phpSocket
+    ? [
+        "    location ~ [^/]\\.php(/|$) {",
+        "        fastcgi_split_path_info ^(.+?\\.php)(/.*)$;",
+        "        try_files $fastcgi_script_name =404;",
+        ...FASTCGI_PARAMS.map((param) => `        fastcgi_param ${param};`),
+        "        fastcgi_param PATH_INFO $fastcgi_path_info;",
+        `        fastcgi_pass unix:${checked(site.phpSocket)};`,
+        "    }",
+      ]
+    : // Without PHP a .php file is refused, never sent as text (its source holds passwords).
+      ["    location ~ \\.php(/|$) {", "        return 403;", "    }"];
+  return [
+    `    root ${checked(site.documentRoot)};`,
+    `    index ${site.phpSocket ? "index.php " : ""}index.html index.htm;`,
+    "    location / {",
+    "        try_files $uri $uri/ =404;",
+    "    }",
+    ...php,
+    "    location ~ /\\.(?!well-known) {",
+    "        deny all;",
+    "    }",
+  ];
+}
+
+/** The server block(s) of one domain: HTTP, and with a certificate HTTPS plus a redirect. */
+export function renderSite(site: Site, settings: SiteSettings): string {
+  const names = site.serverNames.join(" ");
+  const acme = [
+    "    location ^~ /.well-known/acme-challenge/ {",
+    `        root ${checked(settings.acmeChallengeDir)};`,
+    "        default_type text/plain;",
+    "        try_files $uri =404;",
+    "    }",
+  ];
+  const common = [`    server_name ${names};`, `    access_log ${checked(site.accessLog)} combined;`];
+  const lines = [`# ${site.domain}: written by the hosting panel; edit through the panel.`, "server {"];
+  lines.push(`    listen ${settings.httpPort};`, ...common, ...acme);
+  if (site.tls) {
+    lines.push("    location / {", `        return 301 https://$host${settings.httpsPort === 443 ? "" : `:${settings.httpsPort}`}$request_uri;`, "    }");
+    lines.push("}", "server {");
+    lines.push(`    listen ${settings.httpsPort} ssl;`, ...common);
+    lines.push(`    ssl_certificate ${checked(site.tls.certificatePath)};`, `    ssl_certificate_key ${checked(site.tls.keyPath)};`);
+    lines.push(...acme);
+  }
+  lines.push(...contentLocations(site), "}");
+  return `${lines.join("\n")}\n`;
+}
+
+export function siteSettings(): SiteSettings {
+  const config = env();
+  return { httpPort: config.webHttpPort, httpsPort: config.webHttpsPort, acmeChallengeDir: config.acmeChallengeDir };
+}
+
+export function siteFilePath(domain: string): string {
+  if (!/^[a-z0-9.-]+$/.test(domain)) throw new Error(`not a domain name: ${domain}`);
+  return path.join(env().nginxSitesDir, `${domain}.conf`);
+}
+
+/** A file to write (`contents`) or remove (null) in NGINX_SITES_DIR. */
+export interface SiteChange {
+  domain: string;
+  contents: string | null;
+}
+
+/**
+ * Applies the changes that differ from what is on disk, tests nginx's whole configuration and
+ * reloads it once. A failed test (or write) puts back every previous file and throws 422
+ * naming nginx's complaint. Returns how many files changed.
+ */
+export function applySites(changes: SiteChange[], logDirs: string[] = []): Promise<number> {
+  // One batch at a time: another batch's half-written files must not fail this one's test.
+  const run = queue.then(() => applyBatch(changes, logDirs));
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+let queue: Promise<unknown> = Promise.resolve();
+
+const PARALLEL_FILES = 64;
+
+async function applyBatch(changes: SiteChange[], logDirs: string[]): Promise<number> {
+  const config = env();
+  const previous = new Map<string, string | null>();
+  await eachLimited(changes, PARALLEL_FILES, async (change) => {
+    const file = siteFilePath(change.domain);
+    const before = await readIfExists(file);
+    if (before !== change.contents) previous.set(file, before);
+  });
+  if (previous.size === 0) return 0;
+  // nginx opens every access log when it loads: their directories must exist first.
+  await eachLimited([...new Set(logDirs)], PARALLEL_FILES, async (dir) => void (await fs.mkdir(dir, { recursive: true })));
+  try {
+    const changed = changes.filter((change) => previous.has(siteFilePath(change.domain)));
+    await eachLimited(changed, PARALLEL_FILES, async (change) => {
+      if (change.contents === null) await fs.rm(siteFilePath(change.domain), { force: true });
+      else await writeAtomically(siteFilePath(change.domain), change.contents);
+    });
+    const failure = await runCommand(config.nginxTestCommand);
+    if (failure) throw new AppError("VALIDATION", `The web server refused the new configuration: ${failure}`);
+  } catch (error) {
+    await eachLimited([...previous], PARALLEL_FILES, async ([file, before]) => {
+      if (before === null) await fs.rm(file, { force: true });
+      else await writeAtomically(file, before);
+    });
+    throw error;
+  }
+  const reloadError = await runCommand(config.nginxReloadCommand);
+  if (reloadError) console.error(`[web] sites written, but the reload failed: ${reloadError}`);
+  return previous.size;
+}
+
+/** The domains that have a file in NGINX_SITES_DIR (start-up removes those no longer hosted). */
+export async function writtenSiteDomains(): Promise<string[]> {
+  const names = await fs.readdir(env().nginxSitesDir).catch(() => [] as string[]);
+  return names.filter((name) => name.endsWith(".conf")).map((name) => name.slice(0, -".conf".length));
+}

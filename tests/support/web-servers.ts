@@ -1,0 +1,127 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { freePort } from "./server";
+
+// A private nginx and php-fpm 8.2 for the web-hosting tests: own configurations, own ports and
+// directories under `root`, started as children and stopped by stop() — never the machine's
+// services. `env` is what the panel needs to write sites and pools for them.
+
+export interface WebServers {
+  httpPort: number;
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+function waitForFile(file: string, child: ChildProcess, output: () => string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const check = () => {
+      if (fs.existsSync(file)) return resolve();
+      if (child.exitCode !== null || Date.now() - started > 15_000) return reject(new Error(`did not start:\n${output()}`));
+      setTimeout(check, 50);
+    };
+    check();
+  });
+}
+
+function startChild(program: string, args: string[], readyFile: string) {
+  const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout!.on("data", (chunk) => (output += chunk));
+  child.stderr!.on("data", (chunk) => (output += chunk));
+  return { child, ready: waitForFile(readyFile, child, () => output) };
+}
+
+async function stopChild(child: ChildProcess) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function startWebServers(root: string): Promise<WebServers> {
+  const httpPort = await freePort();
+  const dirs = {
+    sites: path.join(root, "sites"),
+    pools: path.join(root, "pools", "{version}"),
+    sockets: path.join(root, "run"),
+    nginx: path.join(root, "nginx"),
+  };
+  for (const dir of [dirs.sites, dirs.pools.replace("{version}", "8.2"), dirs.sockets, dirs.nginx]) fs.mkdirSync(dir, { recursive: true });
+  const nginxConf = path.join(dirs.nginx, "nginx.conf");
+  fs.writeFileSync(
+    nginxConf,
+    [
+      "user www-data www-data;",
+      "worker_processes 1;",
+      `pid ${dirs.nginx}/nginx.pid;`,
+      `error_log ${dirs.nginx}/error.log;`,
+      "events {}",
+      "http {",
+      "    access_log off;",
+      `    include ${dirs.sites}/*.conf;`,
+      // Names nobody hosts (a deleted domain) land here.
+      `    server { listen ${httpPort} default_server; return 404 "not hosted here\\n"; }`,
+      "}",
+      "",
+    ].join("\n"),
+  );
+  const fpmConf = path.join(root, "php-fpm.conf");
+  fs.writeFileSync(
+    fpmConf,
+    [
+      "[global]",
+      `pid = ${root}/php-fpm.pid`,
+      `error_log = ${root}/php-fpm.log`,
+      // php-fpm refuses to start without a pool: one that never gets a request.
+      "[placeholder]",
+      "user = www-data",
+      "group = www-data",
+      `listen = ${dirs.sockets}/placeholder.sock`,
+      "pm = ondemand",
+      "pm.max_children = 1",
+      `include = ${dirs.pools.replace("{version}", "8.2")}/*.conf`,
+      "",
+    ].join("\n"),
+  );
+  const nginxArgs = ["-c", nginxConf, "-p", dirs.nginx];
+  const nginx = startChild("nginx", [...nginxArgs, "-g", "daemon off;"], path.join(dirs.nginx, "nginx.pid"));
+  const fpm = startChild("php-fpm8.2", ["-F", "-R", "-y", fpmConf], path.join(root, "php-fpm.pid"));
+  const stop = async () => {
+    await Promise.all([stopChild(nginx.child), stopChild(fpm.child)]);
+  };
+  try {
+    await Promise.all([nginx.ready, fpm.ready]);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    httpPort,
+    env: {
+      WEB_SERVER: "nginx",
+      NGINX_SITES_DIR: dirs.sites,
+      NGINX_TEST_COMMAND: `nginx -t -q ${nginxArgs.join(" ")}`,
+      NGINX_RELOAD_COMMAND: `nginx -s reload ${nginxArgs.join(" ")}`,
+      WEB_HTTP_PORT: String(httpPort),
+      PHP_FPM_POOL_DIR: dirs.pools,
+      PHP_FPM_SOCKET_DIR: dirs.sockets,
+      PHP_FPM_RELOAD_COMMAND: `kill -USR2 ${fpm.child.pid}`,
+    },
+    stop,
+  };
+}
+
+/** userdel of test users (and their groups), whatever state a failed test left them in. */
+export function removeLinuxUsers(usernames: string[]) {
+  for (const name of usernames) {
+    try {
+      execFileSync("userdel", [name], { stdio: "ignore" });
+    } catch {
+      // never created, or already removed by the panel
+    }
+  }
+}

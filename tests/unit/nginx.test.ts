@@ -1,0 +1,132 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { renderSite, type Site } from "@/lib/provisioning/nginx";
+import { renderPool } from "@/lib/provisioning/php-fpm";
+
+// The server blocks and pools as rendered (pure functions), and nginx's own verdict on them
+// (`nginx -t` over a configuration that includes them). tests/api/web-hosting.test.ts serves them.
+
+const settings = { httpPort: 8080, httpsPort: 8443, acmeChallengeDir: "/srv/panel/acme-challenge" };
+
+const site = (overrides: Partial<Site>): Site => ({
+  domain: "alice.example",
+  serverNames: ["alice.example", "www.alice.example"],
+  documentRoot: "/home/alice/public_html",
+  accessLog: "/var/log/panel/alice/alice.example.log",
+  phpSocket: null,
+  suspended: false,
+  tls: null,
+  ...overrides,
+});
+
+const blocks = (text: string) => text.split(/^server \{$/m).slice(1);
+
+test("a domain: its name and www., document root, combined access log, ACME challenge path, no PHP", () => {
+  const [http, ...more] = blocks(renderSite(site({}), settings));
+  assert.equal(more.length, 0, "one server block without a certificate");
+  assert.match(http, /^\s+listen 8080;$/m);
+  assert.match(http, /^\s+server_name alice\.example www\.alice\.example;$/m);
+  assert.match(http, /^\s+root \/home\/alice\/public_html;$/m);
+  assert.match(http, /^\s+access_log \/var\/log\/panel\/alice\/alice\.example\.log combined;$/m);
+  assert.match(http, /location \^~ \/\.well-known\/acme-challenge\/ \{\s+root \/srv\/panel\/acme-challenge;/);
+  assert.match(http, /location ~ \\\.php\(\/\|\$\) \{\s+return 403;/, "PHP source is never sent as text");
+  assert.doesNotMatch(http, /fastcgi_pass/);
+});
+
+test("a subdomain with PHP: only its own name, and .php passed to the account's pool", () => {
+  const text = renderSite(
+    site({
+      domain: "blog.alice.example",
+      serverNames: ["blog.alice.example"],
+      documentRoot: "/home/alice/public_html/blog.alice.example",
+      phpSocket: "/run/php/alice-php8.2.sock",
+    }),
+    settings,
+  );
+  assert.match(text, /^\s+server_name blog\.alice\.example;$/m);
+  assert.match(text, /fastcgi_pass unix:\/run\/php\/alice-php8\.2\.sock;/);
+  assert.match(text, /fastcgi_param SCRIPT_FILENAME \$document_root\$fastcgi_script_name;/);
+  assert.match(text, /^\s+index index\.php index\.html index\.htm;$/m);
+});
+
+test("parked names are extra server names of the domain they are parked on; an addon domain has its own block", () => {
+  const parkedOn = renderSite(site({ serverNames: ["alice.example", "www.alice.example", "alice-parked.example"] }), settings);
+  assert.match(parkedOn, /^\s+server_name alice\.example www\.alice\.example alice-parked\.example;$/m);
+  const addon = renderSite(
+    site({ domain: "addon.example", serverNames: ["addon.example", "www.addon.example"], documentRoot: "/home/alice/public_html/addon.example" }),
+    settings,
+  );
+  assert.match(addon, /^\s+root \/home\/alice\/public_html\/addon\.example;$/m);
+});
+
+test("suspended: 503 with a short page for everything but the ACME challenge", () => {
+  const text = renderSite(site({ suspended: true, phpSocket: "/run/php/alice-php8.2.sock" }), settings);
+  assert.match(text, /location \/ \{\s+default_type text\/html;\s+return 503 '[^']*suspended[^']*';/);
+  assert.match(text, /acme-challenge/);
+  assert.doesNotMatch(text, /fastcgi_pass|root \/home/, "nothing of the site is reachable");
+});
+
+test("with a certificate: HTTPS block on WEB_HTTPS_PORT; HTTP redirects there except the ACME challenge", () => {
+  const tls = { certificatePath: "/srv/panel/certs/alice.example/fullchain.pem", keyPath: "/srv/panel/certs/alice.example/privkey.pem" };
+  const [http, https] = blocks(renderSite(site({ tls, phpSocket: "/run/php/alice-php8.2.sock" }), settings));
+  assert.match(http, /location \^~ \/\.well-known\/acme-challenge\//);
+  assert.match(http, /location \/ \{\s+return 301 https:\/\/\$host:8443\$request_uri;/);
+  assert.doesNotMatch(http, /fastcgi_pass|root \/home/);
+  assert.match(https, /^\s+listen 8443 ssl;$/m);
+  assert.match(https, /ssl_certificate \/srv\/panel\/certs\/alice\.example\/fullchain\.pem;/);
+  assert.match(https, /ssl_certificate_key \/srv\/panel\/certs\/alice\.example\/privkey\.pem;/);
+  assert.match(https, /^\s+server_name alice\.example www\.alice\.example;$/m);
+  assert.match(https, /fastcgi_pass unix:\/run\/php\/alice-php8\.2\.sock;/);
+  assert.match(renderSite(site({ tls }), { ...settings, httpsPort: 443 }), /return 301 https:\/\/\$host\$request_uri;/, "no :443 in the URL");
+});
+
+test("a path that would break out of its directive is refused, never written", () => {
+  assert.throws(() => renderSite(site({ documentRoot: "/home/alice/x; include /etc/passwd" }), settings));
+});
+
+test("the pool runs as the account's user, on demand, open_basedir limited to the home and its tmp", () => {
+  const pool = renderPool({ username: "alice", version: "8.2", user: "alice", listenGroup: "www-data", home: "/home/alice" }, "/run/php/alice-php8.2.sock");
+  for (const line of [
+    "[alice-php8.2]",
+    "user = alice",
+    "group = alice",
+    "listen = /run/php/alice-php8.2.sock",
+    "listen.group = www-data",
+    "listen.mode = 0660",
+    "pm = ondemand",
+    "php_admin_value[open_basedir] = /home/alice/:/home/alice/tmp/",
+    "php_admin_value[upload_tmp_dir] = /home/alice/tmp",
+  ]) {
+    assert.ok(pool.split("\n").includes(line), line);
+  }
+});
+
+test("nginx -t accepts every rendered variant", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "panel-nginx-unit-"));
+  try {
+    const certs = path.join(dir, "cert.pem");
+    const key = path.join(dir, "key.pem");
+    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=alice.example", "-days", "1", "-keyout", key, "-out", certs], {
+      stdio: "ignore",
+    });
+    const variants = [
+      site({}),
+      site({ domain: "blog.alice.example", serverNames: ["blog.alice.example"], phpSocket: path.join(dir, "php.sock") }),
+      site({ domain: "s.example", serverNames: ["s.example"], suspended: true }),
+      site({ domain: "t.example", serverNames: ["t.example", "www.t.example"], tls: { certificatePath: certs, keyPath: key }, phpSocket: path.join(dir, "php.sock") }),
+    ].map((variant) => ({ ...variant, accessLog: path.join(dir, `${variant.domain}.log`), documentRoot: dir }));
+    fs.mkdirSync(path.join(dir, "sites"));
+    for (const variant of variants) fs.writeFileSync(path.join(dir, "sites", `${variant.domain}.conf`), renderSite(variant, { ...settings, acmeChallengeDir: dir }));
+    fs.writeFileSync(
+      path.join(dir, "nginx.conf"),
+      `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  include ${dir}/sites/*.conf;\n}\n`,
+    );
+    execFileSync("nginx", ["-t", "-q", "-c", path.join(dir, "nginx.conf"), "-p", dir], { stdio: "pipe" });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
