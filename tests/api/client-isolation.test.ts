@@ -9,7 +9,7 @@ import type { HostingAccountRecord } from "@/lib/accounts/schemas";
 import { createAccount } from "@/lib/accounts/service";
 import { assignDatabase, createDatabase, createDatabaseUser } from "@/lib/databases/service";
 import { createDnsRecord, listDnsRecords } from "@/lib/dns/service";
-import { listDomains } from "@/lib/domains/service";
+import { createDomain, listDomains } from "@/lib/domains/service";
 import { endpointOf } from "@/lib/http/operation";
 import { operations } from "@/lib/http/registry";
 import { addPhpVersion } from "@/lib/php/service";
@@ -42,6 +42,7 @@ interface Holdings {
   userId: number;
   freeDatabaseId: number; // linked to nothing: a delete would succeed
   freeUserId: number;
+  freeDomainId: number; // a subdomain with nothing on it: a delete would succeed
 }
 
 /** The ids of nothing: the control every refusal is compared with. */
@@ -55,6 +56,7 @@ const missing: Holdings = {
   userId: MISSING,
   freeDatabaseId: MISSING,
   freeUserId: MISSING,
+  freeDomainId: MISSING,
 };
 
 // ---- the rows: who calls, acting on which account, with whose ids ----
@@ -175,6 +177,8 @@ const routes: Route[] = [
   { op: "DELETE /api/client/dns-records/{id}", what: "their SOA (404, not 403)", path: ({ theirs }) => `/api/client/dns-records/${theirs.soaId}` },
 
   { op: "GET /api/client/domains/{id}", what: "their domain", path: ({ theirs }) => `/api/client/domains/${theirs.domainId}` },
+  { op: "DELETE /api/client/domains/{id}", what: "their free subdomain", path: ({ theirs }) => `/api/client/domains/${theirs.freeDomainId}` },
+  { op: "DELETE /api/client/domains/{id}", what: "their main domain (404, not 422)", path: ({ theirs }) => `/api/client/domains/${theirs.domainId}` },
   {
     op: "POST /api/client/domains",
     what: "a subdomain of their domain",
@@ -216,6 +220,7 @@ async function holdingsOf(db: Database, account: HostingAccountRecord): Promise<
   await assignDatabase(db, account.id, user.id, { database_id: database.id, privileges: ["SELECT"] });
   const freeDatabase = await createDatabase(db, account, { database_name: "free" });
   const freeUser = await createDatabaseUser(db, account, { username: "free", password: "long enough" });
+  const freeDomain = await createDomain(db, account.id, { domain: "free", domain_type: "subdomain", parent_domain_id: domain.id });
   return {
     domain: domain.domain,
     domainId: domain.id,
@@ -225,6 +230,7 @@ async function holdingsOf(db: Database, account: HostingAccountRecord): Promise<
     userId: user.id,
     freeDatabaseId: freeDatabase.id,
     freeUserId: freeUser.id,
+    freeDomainId: freeDomain.id,
   };
 }
 
@@ -323,6 +329,7 @@ for (const backend of testBackends()) {
           `/api/client/dns-records/${held.recordId}`,
           `/api/client/dns-records/${held.soaId}`,
           `/api/client/domains/${held.domainId}`,
+          `/api/client/domains/${held.freeDomainId}`,
         ]) {
           assert.equal((await owner(path)).status, 200, `${username}: ${path}`);
         }
