@@ -2,8 +2,8 @@ import { and, asc, eq, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { domainCertificates, domains, hostingAccounts } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
+import { siteNames } from "@/lib/domains/names";
 import { notFound } from "@/lib/errors";
-import { certificateNames } from "./state";
 
 // AutoSSL's records in the database: which sites exist and what their certificates are, the lock
 // one instance takes to issue, and the outcome of each attempt.
@@ -37,7 +37,7 @@ export async function sitesToCheck(db: Queryable, domainIds?: number[]): Promise
       domainId: domain.id,
       domain: domain.domain,
       autoSsl,
-      names: certificateNames(domain, parkedOn.get(domain.id) ?? []),
+      names: siteNames(domain.domain, domain.domainType, parkedOn.get(domain.id) ?? []),
       row,
     }));
 }

@@ -11,11 +11,6 @@ const DAY_MS = 86_400_000;
 export const BACKOFF_BASE_MS = 15 * 60_000;
 export const BACKOFF_CAP_MS = DAY_MS;
 
-/** The names of a site's certificate: the domain, `www.` for type `domain`, names parked on it. */
-export function certificateNames(site: { domain: string; domainType: "domain" | "subdomain" | "parked" }, parked: string[]): string[] {
-  return [site.domain, ...(site.domainType === "domain" ? [`www.${site.domain}`] : []), ...[...parked].sort()];
-}
-
 export interface Installed {
   names: string[];
   expiresAt: Date;

@@ -16,3 +16,12 @@ export function normalizeDomainName(input: string): string | null {
   if (/^[0-9]+$/.test(labels[labels.length - 1])) return null;
   return ascii;
 }
+
+/**
+ * The names one site answers to, which are also the names on its certificate: the domain,
+ * `www.` for a main or addon domain (type `domain`), and the names parked on it (DESIGN.md "Web
+ * hosting", "Automatic TLS").
+ */
+export function siteNames(domain: string, domainType: "domain" | "subdomain" | "parked", parked: readonly string[]): string[] {
+  return [domain, ...(domainType === "domain" ? [`www.${domain}`] : []), ...[...parked].sort()];
+}

@@ -3,6 +3,7 @@ import path from "node:path";
 import { eq, inArray } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { domains, hostingAccounts, phpVersions } from "@/db/schema";
+import { siteNames } from "@/lib/domains/names";
 import { env } from "@/lib/env";
 import {
   createDocumentRoot,
@@ -89,7 +90,7 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
     }
     sites.push({
       domain: row.domain,
-      serverNames: [row.domain, ...(row.type === "domain" ? [`www.${row.domain}`] : []), ...(parked.get(row.id) ?? [])],
+      serverNames: siteNames(row.domain, row.type, parked.get(row.id) ?? []),
       documentRoot: path.join(home, row.path ?? "public_html"),
       accessLog: path.join(accessLogDir(row.username), `${row.domain}.log`),
       phpSocket: version ? poolSocketPath(row.username, version) : null,
