@@ -39,6 +39,14 @@ function hostTarget(content: string, field = "content"): string {
   return host;
 }
 
+/**
+ * One spelling per IPv6 address (lower case, zeros compressed, as the URL standard writes it:
+ * `2001:0DB8:0::1` → `2001:db8::1`), so two spellings of one address are one identical record.
+ */
+function canonicalIpv6(address: string): string {
+  return new URL(`http://[${address}]`).hostname.slice(1, -1);
+}
+
 export interface RecordFields {
   type: "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "SRV" | "NS";
   content: string;
@@ -57,7 +65,7 @@ export function validateRecordContent(record: RecordFields) {
       return { content, ...none };
     case "AAAA":
       if (!net.isIPv6(content)) throw validationError("content", "must be an IPv6 address for an AAAA record");
-      return { content: content.toLowerCase(), ...none };
+      return { content: canonicalIpv6(content), ...none };
     case "CNAME":
     case "NS":
       return { content: hostTarget(content), ...none };

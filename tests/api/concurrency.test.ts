@@ -85,6 +85,11 @@ for (const backend of testBackends()) {
       assert.equal(txt.status, 201);
       const copy = await alice().post("/api/client/dns-records", { domain_id: domainId, name: "dup", type: "TXT", content: "v=2", ttl: 300 });
       assert.equal((await alice().put(`/api/client/dns-records/${copy.body.id}`, { content: "v=1" })).status, 422, "an update into a copy too");
+      const aaaa = await alice().post("/api/client/dns-records", { domain_id: domainId, name: "dup", type: "AAAA", content: "2001:DB8:0:0::1", ttl: 300 });
+      assert.equal(aaaa.status, 201);
+      assert.equal(aaaa.body.content, "2001:db8::1", "stored in its one canonical spelling");
+      const respelled = await alice().post("/api/client/dns-records", { domain_id: domainId, name: "dup", type: "AAAA", content: "2001:0db8::0001", ttl: 300 });
+      assert.equal(respelled.status, 422, "another spelling of the same address is the same record");
     });
 
     test("a domain inside or containing another account's is refused in both directions", async () => {
