@@ -4,9 +4,8 @@ import { encode } from "next-auth/jwt";
 import { getDb } from "@/db/client";
 import { verifyPassword } from "@/lib/admins/password";
 import { endAdminSessions, findAdminByEmail } from "@/lib/admins/service";
-import { env } from "@/lib/env";
 import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
-import { SESSION_MAX_AGE_S, adminOfToken, sessionClaims, sessionCookieName, sessionSecret } from "./session";
+import { SESSION_MAX_AGE_S, adminOfToken, sessionClaims, sessionCookieName, sessionCookieOptions, sessionSecret } from "./session";
 import { isThrottled, recordFailure, recordSuccess } from "./sign-in-throttle";
 
 // Admin sessions: next-auth v4, JWT strategy, email + password of enabled admin_users. The
@@ -18,8 +17,13 @@ type SignedIn = { id: string; email: string; name: string; sessionGeneration: nu
 
 let cachedOptions: Promise<NextAuthOptions> | undefined;
 
+/** Built once per process; a failed build (the database away) is forgotten and tried again. */
 export function authOptions(): Promise<NextAuthOptions> {
-  return (cachedOptions ??= buildOptions());
+  cachedOptions ??= buildOptions().catch((error) => {
+    cachedOptions = undefined;
+    throw error;
+  });
+  return cachedOptions;
 }
 
 async function buildOptions(): Promise<NextAuthOptions> {
@@ -27,7 +31,7 @@ async function buildOptions(): Promise<NextAuthOptions> {
     secret: await sessionSecret(),
     session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_S },
     pages: { signIn: "/login" },
-    cookies: { sessionToken: { name: sessionCookieName(), options: cookieOptions() } },
+    cookies: { sessionToken: { name: sessionCookieName(), options: sessionCookieOptions() } },
     providers: [
       CredentialsProvider({
         name: "Email and password",
@@ -77,10 +81,6 @@ async function buildOptions(): Promise<NextAuthOptions> {
 }
 
 /** Always HttpOnly and SameSite=Lax; Secure when the panel is served over HTTPS. */
-function cookieOptions() {
-  return { httpOnly: true, sameSite: "lax" as const, path: "/", secure: env().publicUrl.startsWith("https://") };
-}
-
 /**
  * A session cookie for an admin, in next-auth's own format, for sign-ins that do not go through
  * a provider's form (SSO links, and the new session after an admin changes their own password).
@@ -91,5 +91,5 @@ export async function issueSessionCookie(admin: { id: number; email: string; nam
     secret: await sessionSecret(),
     maxAge: SESSION_MAX_AGE_S,
   });
-  return { name: sessionCookieName(), value, options: { ...cookieOptions(), maxAge: SESSION_MAX_AGE_S } };
+  return { name: sessionCookieName(), value, options: { ...sessionCookieOptions(), maxAge: SESSION_MAX_AGE_S } };
 }

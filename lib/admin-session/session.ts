@@ -46,10 +46,26 @@ export function sessionCookieName(): string {
   return env().publicUrl.startsWith("https://") ? "__Secure-next-auth.session-token" : "next-auth.session-token";
 }
 
+/** The session cookie's attributes: HttpOnly, SameSite=Lax, Secure when served over HTTPS. */
+export function sessionCookieOptions() {
+  return { httpOnly: true, sameSite: "lax" as const, path: "/", secure: env().publicUrl.startsWith("https://") };
+}
+
 let secret: Promise<string> | undefined;
 
-/** The key session tokens are encrypted with, read once per process. */
-export const sessionSecret = () => (secret ??= getDb().then(getAuthSecret));
+/**
+ * The key session tokens are encrypted with, read once per process; a failed read (the database
+ * away) is forgotten, so the next request tries again instead of failing until a restart.
+ */
+export function sessionSecret(): Promise<string> {
+  secret ??= getDb()
+    .then(getAuthSecret)
+    .catch((error) => {
+      secret = undefined;
+      throw error;
+    });
+  return secret;
+}
 
 /** The admin behind a session cookie's value, or null (absent, forged, expired or ended). */
 export async function adminOfCookie(value: string | undefined): Promise<AdminSession | null> {

@@ -143,4 +143,31 @@ describe("the panel through database restarts (postgres)", { skip: !testBackends
     assert.doesNotMatch(env.server.output(), /uncaughtException|unhandledRejection|TypeError/);
     assert.equal(env.server.process.exitCode, null, "the panel kept running");
   });
+
+  // The session key is read from the database once per process: a first read made while the
+  // database was away must not be remembered as a failure until the panel is restarted.
+  test("sign-in and the admin check work again when their first use came while the database was away", async () => {
+    const base = env.server.baseUrl;
+    const adminWithStaleCookie = () =>
+      fetch(`${base}/admin`, { redirect: "manual", headers: { cookie: "next-auth.session-token=stale" } });
+    const csrf = () => fetch(`${base}/api/auth/csrf`);
+    await cluster.stop();
+    try {
+      assert.notEqual((await csrf()).status, 200, "no sign-in while the database is away");
+      await adminWithStaleCookie();
+    } finally {
+      await cluster.start();
+    }
+    const backAt = performance.now();
+    let signIn = await csrf();
+    let admin = await adminWithStaleCookie();
+    while ((signIn.status !== 200 || admin.status !== 307) && performance.now() - backAt < RECOVERY_LIMIT_MS) {
+      await sleep(200);
+      [signIn, admin] = [await csrf(), await adminWithStaleCookie()];
+    }
+    assert.equal(signIn.status, 200, "the sign-in form's token is served again");
+    assert.ok((await signIn.json()).csrfToken);
+    assert.equal(admin.status, 307, "a stale cookie is sent to sign in again, not answered 500");
+    assert.match(admin.headers.get("location") ?? "", /\/login\?callbackUrl=/);
+  });
 });
