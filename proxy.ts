@@ -1,5 +1,5 @@
 import { type NextRequest, NextResponse } from "next/server";
-import { adminOfCookie, sessionCookieName } from "@/lib/admin-session/session";
+import { adminOfCookie, sessionCookieName, sessionCookieOptions } from "@/lib/admin-session/session";
 
 // Next.js's proxy (formerly middleware) runs before anything under /admin renders: a request
 // without a live admin session is sent to sign in, and nothing of the page is produced. Pages and
@@ -20,8 +20,9 @@ export async function proxy(request: NextRequest) {
   const response = request.headers.has("next-action")
     ? new NextResponse(null, { headers: { "x-action-redirect": `${login.pathname}${login.search};replace` } })
     : NextResponse.redirect(login);
-  // A cookie that no longer opens a session is dropped, so the browser stops sending it.
-  if (cookie) response.cookies.delete(sessionCookieName());
+  // A cookie that no longer opens a session is dropped, so the browser stops sending it (with the
+  // cookie's own attributes: a browser keeps a Secure cookie that an insecure deletion names).
+  if (cookie) response.cookies.set(sessionCookieName(), "", { ...sessionCookieOptions(), maxAge: 0 });
   return response;
 }
 

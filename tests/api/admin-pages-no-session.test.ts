@@ -173,5 +173,14 @@ for (const backend of testBackends()) {
       }
       assert.deepEqual(failures, []);
     });
+
+    test("a cookie that opens no session is dropped with the cookie's own attributes", async () => {
+      const response = await fetch(`${env.server.baseUrl}/admin`, { redirect: "manual", headers: { cookie: `${SESSION_COOKIE}=garbage` } });
+      const dropped = response.headers.get("set-cookie") ?? "";
+      assert.match(dropped, new RegExp(`^${SESSION_COOKIE.replace(/\./g, "\\.")}=;`));
+      assert.match(dropped, /Max-Age=0/i);
+      assert.match(dropped, /HttpOnly/i);
+      assert.match(dropped, /SameSite=Lax/i);
+    });
   });
 }
