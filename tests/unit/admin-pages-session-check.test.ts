@@ -33,3 +33,21 @@ test("no admin page, loader or action opens the database on its own", () => {
     assert.doesNotMatch(source, /\bgetDb\b|\bconnection\(\)/, `${path.relative(process.cwd(), file)} gets the db from requireAdminSession`);
   }
 });
+
+test("every server action under app/admin checks the session before anything else it does", () => {
+  const actionFiles = adminFiles.filter((file) => /^\s*["']use server["']/.test(fs.readFileSync(file, "utf8")));
+  assert.ok(actionFiles.length >= 5, "the action files are found");
+  for (const file of actionFiles) {
+    const actions = fs.readFileSync(file, "utf8").split(/^export async function /m).slice(1);
+    assert.ok(actions.length, `${path.relative(process.cwd(), file)} exports its actions`);
+    for (const action of actions) {
+      const name = action.slice(0, action.indexOf("("));
+      const firstCall = action.slice(action.indexOf("{")).match(/(?:await|return)\s+[\w.]+\(/)?.[0];
+      assert.match(
+        firstCall ?? "",
+        /^(await\s+requireAdminSession|return\s+runAdminFormAction)\($/,
+        `${path.relative(process.cwd(), file)}: ${name} starts with requireAdminSession() or runAdminFormAction()`,
+      );
+    }
+  }
+});

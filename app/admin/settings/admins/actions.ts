@@ -11,6 +11,7 @@ import {
   type SetPasswordInput,
 } from "@/lib/admins/schemas";
 import { changeOwnPassword, createAdminUser, setAdminEnabled, setAdminPassword } from "@/lib/admins/service";
+import { validationError } from "@/lib/errors";
 import { idField } from "@/lib/http/operation";
 
 // Server actions of the admins page (Settings › Security › Admins); the services parse the input.
@@ -25,9 +26,15 @@ export async function setAdminStatusAction(id: number, input: AdminStatusInput) 
   return runAdminFormAction(LIST, (db, actor) => setAdminEnabled(db, idField.parse(id), adminStatusSchema.parse(input).is_enabled, actor));
 }
 
-/** Another admin's password: their sessions end. */
+/** Another admin's password: their sessions end. One's own needs the current password (below). */
 export async function resetAdminPasswordAction(id: number, input: SetPasswordInput) {
-  return runAdminFormAction(LIST, (db, actor) => setAdminPassword(db, idField.parse(id), input, actor));
+  return runAdminFormAction(LIST, (db, actor) => {
+    const adminId = idField.parse(id);
+    if (adminId === actor.id) {
+      throw validationError("password", "Change your own password with your current one (Change Your Password)");
+    }
+    return setAdminPassword(db, adminId, input, actor);
+  });
 }
 
 /** The signed-in admin's own password: every session of theirs ends, except this browser's, which gets a new one. */
