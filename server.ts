@@ -44,11 +44,11 @@ export async function startServer(): Promise<http.Server> {
   // 30 s, or it is answered 408 and its connection closed (checked every second, not every 30 s).
   const limits = { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 };
   const server = http.createServer(limits, (req, res) => {
+    const pathname = (req.url ?? "/").split("?")[0];
+    for (const [name, value] of Object.entries(securityHeaders(pathname))) res.setHeader(name, value);
     if (declaresTooLargeBody(req.headers["content-length"])) {
       return sendJson(res, 413, { error: BODY_TOO_LARGE_MESSAGE });
     }
-    const pathname = (req.url ?? "/").split("?")[0];
-    for (const [name, value] of Object.entries(securityHeaders(pathname))) res.setHeader(name, value);
     if (pathname === "/api" || pathname.startsWith("/api/")) {
       const isBenchRoute = config.benchRoutes && pathname.startsWith("/api/bench/");
       const match = isBenchRoute ? { kind: "found" as const } : matchApiRoute(req.method ?? "GET", pathname);
@@ -82,7 +82,11 @@ export async function startServer(): Promise<http.Server> {
 
   // A client that asks before sending (Expect: 100-continue) is told 413 before it sends anything.
   server.on("checkContinue", (req, res) => {
-    if (declaresTooLargeBody(req.headers["content-length"])) return sendJson(res, 413, { error: BODY_TOO_LARGE_MESSAGE });
+    if (declaresTooLargeBody(req.headers["content-length"])) {
+      const pathname = (req.url ?? "/").split("?")[0];
+      for (const [name, value] of Object.entries(securityHeaders(pathname))) res.setHeader(name, value);
+      return sendJson(res, 413, { error: BODY_TOO_LARGE_MESSAGE });
+    }
     res.writeContinue();
     server.emit("request", req, res);
   });

@@ -15,6 +15,7 @@ const MiB = 1024 * 1024;
 
 interface RawAnswer {
   status: number;
+  headers: http.IncomingHttpHeaders;
   body: string;
 }
 
@@ -39,7 +40,7 @@ function postBig(baseUrl: string, path: string, totalBytes: number, options: { c
       response.once("end", () => request.destroy());
       let body = "";
       response.on("data", (chunk) => (body += chunk));
-      response.on("end", () => resolve({ status: response.statusCode!, body }));
+      response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, body }));
       response.on("error", reject);
     });
     // Once answered, the server may close the connection under a body still being sent.
@@ -72,6 +73,8 @@ for (const backend of testBackends()) {
       const answer = await postBig(env.server.baseUrl, "/api/client/dns-records", 2 * MiB, { announce: true });
       assert.equal(answer.status, 413);
       assert.deepEqual(JSON.parse(answer.body), { error: "The request body is larger than 1 MiB" });
+      assert.equal(answer.headers["x-content-type-options"], "nosniff", "the security headers are on a 413 too");
+      assert.equal(answer.headers["cache-control"], "no-store");
     });
 
     test("a chunked body is refused with 413 once it passes 1 MiB", async () => {
