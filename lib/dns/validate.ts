@@ -64,7 +64,10 @@ export function validateRecordContent(record: RecordFields) {
       if (!net.isIPv4(content)) throw validationError("content", "must be an IPv4 address for an A record");
       return { content, ...none };
     case "AAAA":
-      if (!net.isIPv6(content)) throw validationError("content", "must be an IPv6 address for an AAAA record");
+      // A zone index (`fe80::1%eth0`) names an interface of this machine, never a DNS answer.
+      if (!net.isIPv6(content) || content.includes("%")) {
+        throw validationError("content", "must be an IPv6 address for an AAAA record");
+      }
       return { content: canonicalIpv6(content), ...none };
     case "CNAME":
     case "NS":

@@ -90,6 +90,9 @@ for (const backend of testBackends()) {
       assert.equal(aaaa.body.content, "2001:db8::1", "stored in its one canonical spelling");
       const respelled = await alice().post("/api/client/dns-records", { domain_id: domainId, name: "dup", type: "AAAA", content: "2001:0db8::0001", ttl: 300 });
       assert.equal(respelled.status, 422, "another spelling of the same address is the same record");
+      const zoned = await alice().post("/api/client/dns-records", { domain_id: domainId, name: "dup", type: "AAAA", content: "fe80::1%eth0", ttl: 300 });
+      assert.equal(zoned.status, 422, "an address with a zone index is refused, not a 500");
+      assert.ok(zoned.body.errors.content);
     });
 
     test("a domain inside or containing another account's is refused in both directions", async () => {
