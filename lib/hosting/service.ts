@@ -106,10 +106,19 @@ const render = (sites: Site[]): SiteChange[] =>
 
 const logDirs = (usernames: Iterable<string>) => [...usernames].map(accessLogDir);
 
-/** Writes the pools wanted and removes the account's pools of versions no domain uses any more. */
-async function syncPools(db: Queryable, username: string, wanted: Pool[]): Promise<void> {
+/** Writes the pools wanted (before the sites that use their sockets), reloading what changed. */
+async function writePools(wanted: Pool[]): Promise<void> {
   const changed = new Set<string>();
   for (const pool of wanted) if (await writePool(pool)) changed.add(pool.version);
+  await reloadPhp(changed);
+}
+
+/**
+ * Removes the account's pools of versions no domain uses any more: only after the sites were
+ * accepted, so a refused site change leaves the old sites with the pools they point at.
+ */
+async function removeUnusedPools(db: Queryable, username: string, wanted: Pool[]): Promise<void> {
+  const changed = new Set<string>();
   const known = await db.select({ version: phpVersions.version }).from(phpVersions);
   for (const { version } of known) {
     if (!wanted.some((pool) => pool.version === version) && (await removePool(username, version))) changed.add(version);
@@ -134,9 +143,10 @@ export async function syncAccountSites(
   // The suspension being applied or undone (lib/accounts/lifecycle.ts), else the stored status.
   if (options.suspended !== undefined) for (const site of hosting.sites) site.suspended = options.suspended;
   const removedDomains = options.removedDomains ?? [];
-  await syncPools(db, account.username, hosting.pools);
+  await writePools(hosting.pools);
   const removals = removedDomains.map((domain) => ({ domain, contents: null }));
   await applySites([...render(hosting.sites), ...removals], logDirs([account.username]));
+  await removeUnusedPools(db, account.username, hosting.pools);
 }
 
 /**
@@ -161,7 +171,7 @@ export async function removeAccountSites(db: Queryable, accountId: number): Prom
   if (!account) return;
   const hosting = await loadHosting(db, [accountId]);
   await applySites(hosting.sites.map((site) => ({ domain: site.domain, contents: null })));
-  await syncPools(db, account.username, []);
+  await removeUnusedPools(db, account.username, []);
 }
 
 /** Termination, last steps: the Linux user, then the home with every file of the account. */
