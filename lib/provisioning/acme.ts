@@ -4,6 +4,7 @@ import http from "node:http";
 import https from "node:https";
 import path from "node:path";
 import * as acme from "acme-client";
+import { writeAtomically } from "./system";
 
 // Certificates by ACME HTTP-01 (acme-client's lower-level calls, not its auto(): auto() first
 // fetches each challenge itself on port 80 through the system resolver, which is not where the
@@ -68,6 +69,8 @@ export async function readCertificate(certsDir: string, domain: string): Promise
 
 /** Removes a domain's certificate and key (domain deleted, account terminated); no-op when absent. */
 export async function removeCertificate(certsDir: string, domain: string): Promise<void> {
+  // A recursive delete: never of CERTS_DIR itself or anything outside one domain's folder.
+  if (!/^[a-z0-9][a-z0-9.-]*\.[a-z0-9-]+$/.test(domain)) throw new Error(`not a domain name: ${JSON.stringify(domain)}`);
   await fs.rm(path.join(/* turbopackIgnore: true */ certsDir, domain), { recursive: true, force: true });
 }
 
@@ -158,7 +161,7 @@ async function accountKey(certsDir: string): Promise<Buffer> {
   }
   const key = await acme.crypto.createPrivateEcdsaKey("P-256");
   await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  await writeAtomically(file, key, 0o600);
+  await writeAtomically(file, key.toString(), 0o600);
   // Another instance may have raced us to it: whichever rename landed last is the key.
   return fs.readFile(file);
 }
@@ -206,19 +209,17 @@ function httpGet(port: number, host: string, pathname: string): Promise<{ status
 async function install(certsDir: string, domain: string, chain: string, key: string) {
   const files = certificateFiles(certsDir, domain);
   await fs.mkdir(path.dirname(files.certificatePath), { recursive: true, mode: 0o700 });
-  // Each file is replaced whole (rename); the web server reads them only on the reload that
-  // follows, after both are in place.
-  await writeAtomically(files.keyPath, key, 0o600);
-  await writeAtomically(files.certificatePath, chain, 0o644);
-}
-
-async function writeAtomically(file: string, content: string | Buffer, mode: number) {
-  const temporary = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+  // Both files are written whole beside the old ones first, then renamed over them, so a failed
+  // write leaves the previous pair in place; the web server reads them on the reload after both.
+  const staged = [
+    { file: files.keyPath, content: key, mode: 0o600 },
+    { file: files.certificatePath, content: chain, mode: 0o644 },
+  ].map((entry) => ({ ...entry, temporary: `${entry.file}.${randomBytes(6).toString("hex")}.tmp` }));
   try {
-    await fs.writeFile(temporary, content, { mode, flag: "wx" });
-    await fs.rename(temporary, file);
+    for (const { temporary, content, mode } of staged) await fs.writeFile(temporary, content, { mode, flag: "wx" });
+    for (const { temporary, file } of staged) await fs.rename(temporary, file);
   } catch (error) {
-    await fs.rm(temporary, { force: true });
+    await Promise.all(staged.map(({ temporary }) => fs.rm(temporary, { force: true })));
     throw error;
   }
 }

@@ -12,12 +12,12 @@ export async function writeAtomically(target: string, contents: string, mode = 0
   const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
   const handle = await fs.open(temporary, "w", mode);
   try {
-    await handle.writeFile(contents);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    try {
+      await handle.writeFile(contents);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await fs.rename(temporary, target);
   } catch (error) {
     await fs.rm(temporary, { force: true });
