@@ -32,8 +32,11 @@ test.beforeAll(async () => {
 });
 
 test.afterAll(async () => {
-  await env?.teardown();
-  await acme?.stop();
+  try {
+    await env?.teardown();
+  } finally {
+    await acme?.stop();
+  }
 });
 
 async function certificateExpiry(): Promise<string | null> {

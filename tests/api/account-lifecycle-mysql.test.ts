@@ -56,13 +56,16 @@ for (const backend of testBackends()) {
       });
     });
     after(async () => {
-      await env?.teardown();
-      await asRoot(async (connection) => {
-        await connection.query("DROP USER IF EXISTS ?@'%'", [provisioner]);
-        const { databases, users } = await serverHoldings(username);
-        for (const database of databases) await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
-        for (const user of users) await connection.query("DROP USER IF EXISTS ?@'%'", [user]);
-      });
+      try {
+        await env?.teardown();
+      } finally {
+        await asRoot(async (connection) => {
+          await connection.query("DROP USER IF EXISTS ?@'%'", [provisioner]);
+          const { databases, users } = await serverHoldings(username);
+          for (const database of databases) await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
+          for (const user of users) await connection.query("DROP USER IF EXISTS ?@'%'", [user]);
+        });
+      }
     });
 
     test("suspend locks the customer's database user, unsuspend unlocks it; terminate stopped half-way answers 422, a second DELETE finishes", async () => {

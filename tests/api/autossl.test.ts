@@ -85,8 +85,11 @@ for (const backend of testBackends()) {
       fs.writeFileSync(path.join(documentRoot, "index.html"), "alice's site\n");
     });
     after(async () => {
-      await env?.teardown();
-      await acme?.stop();
+      try {
+        await env?.teardown();
+      } finally {
+        await acme?.stop();
+      }
     });
 
     test("before AutoSSL: no certificate, the site answers over HTTP", async () => {

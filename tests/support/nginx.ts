@@ -39,6 +39,7 @@ ${http}
   const child: ChildProcess = spawn("nginx", ["-c", conf, "-p", dir, "-g", "daemon off;"], { stdio: ["ignore", "ignore", "pipe"] });
   let errors = "";
   child.stderr!.on("data", (chunk) => (errors += chunk));
+  child.on("error", (error) => (errors += `${error}\n`)); // a missing nginx fails the wait, not the process
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once("exit", resolve));

@@ -92,6 +92,7 @@ function spawnLogged(command: string, args: string[], env: Record<string, string
   const keep = (chunk: Buffer) => (output = (output + chunk).slice(-4000));
   child.stdout!.on("data", keep);
   child.stderr!.on("data", keep);
+  child.on("error", (error) => keep(Buffer.from(`${error}\n`))); // a missing program fails the wait, not the process
   child.once("exit", (code, signal) => {
     if (signal !== "SIGTERM" && process.env.DEBUG_PEBBLE !== undefined) console.error(`${command} exited (${code ?? signal}):\n${output}`);
   });

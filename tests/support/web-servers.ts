@@ -30,6 +30,7 @@ function startChild(program: string, args: string[], readyFile: string) {
   let output = "";
   child.stdout!.on("data", (chunk) => (output += chunk));
   child.stderr!.on("data", (chunk) => (output += chunk));
+  child.on("error", (error) => (output += `${error}\n`)); // a missing program fails the wait, not the process
   return { child, ready: waitForFile(readyFile, child, () => output) };
 }
 

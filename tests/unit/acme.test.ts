@@ -47,9 +47,12 @@ before(async () => {
 });
 
 after(async () => {
-  await pebble?.stop();
-  await nginx?.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
+  try {
+    await pebble?.stop();
+  } finally {
+    await nginx?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("a certificate is issued for every name and installed with a private key only the panel reads", async () => {

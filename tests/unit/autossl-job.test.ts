@@ -67,10 +67,13 @@ before(async () => {
 });
 
 after(async () => {
-  await pebble?.stop();
-  await nginx?.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.rmSync(scratch, { recursive: true, force: true });
+  try {
+    await pebble?.stop();
+  } finally {
+    await nginx?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
 });
 
 for (const backend of testBackends()) {
