@@ -26,6 +26,9 @@ import { type Measurement, measure, printTable, ratioToBracket, verdict } from "
 //   twin: that one barely moves when other work shares the machine (PostgreSQL's own CPU is
 //   not in it).
 //
+// `npm run bench -- pglite metrics`: only the parts named (postgres, pglite, metrics, api-keys,
+// startup); all of them by default.
+//
 // `npm run bench -- --profile [postgres|pglite]`: instead, a CPU profile of the server while it
 // answers (a), then (c) (node --cpu-prof, cropped to each measurement), summarised per group of
 // code (bench/cpuprofile.ts). The profiler slows the server: read shares, not req/s.
@@ -174,9 +177,17 @@ if (profileFlag >= 0) {
   if (backend !== "postgres" && backend !== "pglite") throw new Error(`--profile takes postgres or pglite, not ${backend}`);
   await profile(backend);
 } else {
-  await benchPostgres();
-  await benchPglite();
-  await (await import("./metrics")).runMetricsBench();
-  await (await import("./api-keys")).runApiKeysBench();
-  await (await import("./startup")).runStartupBench();
+  const parts: Record<string, () => Promise<void>> = {
+    postgres: benchPostgres,
+    pglite: benchPglite,
+    metrics: async () => (await import("./metrics")).runMetricsBench(),
+    "api-keys": async () => (await import("./api-keys")).runApiKeysBench(),
+    startup: async () => (await import("./startup")).runStartupBench(),
+  };
+  const chosen = process.argv.slice(2);
+  const unknown = chosen.filter((name) => !(name in parts));
+  if (unknown.length) throw new Error(`unknown bench part ${unknown.join(", ")}: choose from ${Object.keys(parts).join(", ")}`);
+  for (const [name, run] of Object.entries(parts)) {
+    if (!chosen.length || chosen.includes(name)) await run();
+  }
 }

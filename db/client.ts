@@ -1,6 +1,5 @@
 import fs from "node:fs";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
@@ -8,6 +7,7 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { env } from "@/lib/env";
+import { PreparingPGlite } from "./pglite";
 import * as schema from "./schema";
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -21,7 +21,10 @@ export type DatabaseTarget = { url: string } | { dataDir: string };
 export interface Connection {
   db: Database;
   kind: "postgres" | "pglite";
-  /** auth_generation's value, read with the driver's leanest prepared query (the request hot path). */
+  /**
+   * auth_generation's value (the request hot path): on PostgreSQL read with the driver's leanest
+   * prepared query, on PGlite followed in memory (see followAuthGeneration).
+   */
   readAuthGeneration(): Promise<number | null>;
   migrate(): Promise<void>;
   close(): Promise<void>;
@@ -110,18 +113,24 @@ export async function openConnection(target: DatabaseTarget): Promise<Connection
     };
   }
   const unlock = lockDataDir(target.dataDir);
+  let followingAuthGeneration: Promise<() => number | null> | undefined;
   try {
-    const client = await PGlite.create(path.join(target.dataDir, "pglite"));
+    const client = await PreparingPGlite.open(path.join(target.dataDir, "pglite"));
     const db = drizzlePglite(client, { schema }) as unknown as Database;
     return {
       db,
       kind: "pglite",
       async readAuthGeneration() {
-        // The simple protocol: one call into PGlite instead of query()'s parse, bind, execute.
-        const [{ rows }] = await client.exec("select value from auth_generation where id = 1");
-        return rows[0] ? Number(rows[0].value) : null;
+        followingAuthGeneration ??= followAuthGeneration(client).catch((error) => {
+          followingAuthGeneration = undefined;
+          throw error;
+        });
+        return (await followingAuthGeneration)();
       },
-      migrate: () => migratePglite(db as never, { migrationsFolder }),
+      async migrate() {
+        await migratePglite(db as never, { migrationsFolder });
+        await client.forgetPreparedStatements();
+      },
       async close() {
         await client.close();
         unlock();
@@ -131,6 +140,28 @@ export async function openConnection(target: DatabaseTarget): Promise<Connection
     unlock();
     throw error;
   }
+}
+
+/**
+ * auth_generation on PGlite without a call into the backend per request. The server is the only
+ * process on the database (the lock above), so every change commits through this instance, and
+ * the notification of each bump (db/migrations/0009) is handled before the committing call
+ * returns. Listen first, then read once: a bump committed before the read is in the value read,
+ * any later one arrives as a notification.
+ */
+async function followAuthGeneration(client: PreparingPGlite): Promise<() => number | null> {
+  let value: number | null = null;
+  const unlisten = await client.listen("panel_auth_generation", (payload) => {
+    value = Number(payload);
+  });
+  try {
+    const { rows } = await client.query<{ value: number }>("select value from auth_generation where id = 1");
+    value = rows[0] ? Number(rows[0].value) : null;
+  } catch (error) {
+    await unlisten();
+    throw error;
+  }
+  return () => value;
 }
 
 export function configuredTarget(): DatabaseTarget {

@@ -6,11 +6,13 @@ import { adminUsers, apiKeys, hostingAccounts } from "@/db/schema";
 import { buildAddressMatcher } from "@/lib/net/address";
 
 // API keys, the accounts they act on and the admins behind sessions, cached per server instance
-// so that authentication needs no key, account or admin lookup once it has been seen. Correctness rests on one read per
-// request: triggers (db/migrations/0004_auth_generation_trigger.sql) bump auth_generation in the
-// same transaction as any change that can revoke or re-scope access, from any process, and a
-// request that sees a new value drops this instance's whole cache first. So revocation holds on
-// the very next request on every instance sharing the database.
+// so that authentication needs no key, account or admin lookup once it has been seen.
+// Correctness rests on one read per request: triggers
+// (db/migrations/0004_auth_generation_trigger.sql) bump auth_generation in the same transaction
+// as any change that can revoke or re-scope access, from any process, and a request that sees a
+// new value drops this instance's whole cache first. So revocation holds on the very next
+// request on every instance sharing the database. (On PGlite the "read" is the value followed in
+// memory: see db/client.ts followAuthGeneration.)
 
 export interface CachedKey {
   id: number;

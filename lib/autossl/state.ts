@@ -52,8 +52,11 @@ export function nextAttempt(failures: number, now: Date): Date {
   return new Date(now.getTime() + delay);
 }
 
+/** What the Domain record's `ssl` is made of: these columns of its site's certificate row. */
+export type CertificateStatusRow = Pick<CertificateRow, "status" | "names" | "expiresAt" | "error">;
+
 /** The Domain record's `ssl` for `name`, from its site's certificate row (lib/domains/schemas.ts). */
-export function sslState(name: string, row: CertificateRow | null, autoSsl: boolean, now = new Date()): SslState {
+export function sslState(name: string, row: CertificateStatusRow | null, autoSsl: boolean, now = new Date()): SslState {
   const covered = row !== null && row.expiresAt !== null && row.expiresAt > now && row.names.includes(name);
   const expiresAt = covered ? row.expiresAt!.toISOString() : null;
   if (autoSsl && row?.status === "failed") return { status: "failed", expires_at: expiresAt, error: row.error };

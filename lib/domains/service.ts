@@ -4,7 +4,7 @@ import type { Database, Queryable } from "@/db/client";
 import { preparedQuery } from "@/db/prepared";
 import { domainCertificates, domains, hostingAccounts, phpVersions } from "@/db/schema";
 import { autoSslConfigured, requestAutoSslCheck } from "@/lib/autossl/job";
-import { sslState } from "@/lib/autossl/state";
+import { type CertificateStatusRow, sslState } from "@/lib/autossl/state";
 import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
 import { createZone, nextSerial } from "@/lib/dns/zone";
 import { syncZoneFile, type ZoneWarning } from "@/lib/dns/zone-file-sync";
@@ -80,14 +80,32 @@ export async function insertDomainWithZone(tx: Queryable, fields: NewDomain) {
 
 export type DomainRecord = z.infer<typeof domainRecordSchema>;
 
-type DomainRow = typeof domains.$inferSelect;
+// The columns a Domain record is made of (lib/domains/schemas.ts), and nothing else: the list
+// is the API's hot path, and a column not read is neither parsed nor at risk of leaking.
+const domainRecordColumns = {
+  id: domains.id,
+  domain: domains.domain,
+  domainType: domains.domainType,
+  domainPath: domains.domainPath,
+  parentDomainId: domains.parentDomainId,
+  subdomain: domains.subdomain,
+  parkedOnDomainId: domains.parkedOnDomainId,
+  isPhpFpmEnabled: domains.isPhpFpmEnabled,
+  createdAt: domains.createdAt,
+};
+const certificateStatusColumns = {
+  status: domainCertificates.status,
+  names: domainCertificates.names,
+  expiresAt: domainCertificates.expiresAt,
+  error: domainCertificates.error,
+};
 
-type CertificateRow = typeof domainCertificates.$inferSelect;
+type DomainRecordRow = Pick<typeof domains.$inferSelect, keyof typeof domainRecordColumns>;
 
 export function toDomainRecord(
-  row: DomainRow,
+  row: DomainRecordRow,
   php: { id: number; version: string } | null,
-  certificate: CertificateRow | null,
+  certificate: CertificateStatusRow | null,
   autoSsl: boolean,
 ): DomainRecord {
   return {
@@ -109,9 +127,9 @@ export function toDomainRecord(
 function selectDomains(db: Queryable) {
   return db
     .select({
-      domain: domains,
+      domain: domainRecordColumns,
       php: { id: phpVersions.id, version: phpVersions.version },
-      certificate: domainCertificates,
+      certificate: certificateStatusColumns,
       autoSsl: hostingAccounts.isAutoSslEnabled,
     })
     .from(domains)
