@@ -38,7 +38,11 @@ export class PreparingPGlite extends PGlite {
   /** Statement text → its prepared statement, least recently used first (a Map keeps order). */
   readonly #statements = new Map<string, PreparedStatement>();
   #nextStatementNumber = 1;
-  /** Default parsers merged with a query's own (drizzle passes the same object for a query). */
+  /**
+   * PGlite's parsers merged with a query's own, once per object (drizzle passes the same one for
+   * a query each time). PGlite's own are complete once it is ready; after `refreshArrayTypes()`
+   * (never called here) a merged copy would miss the new array types.
+   */
   readonly #mergedParsers = new WeakMap<QueryParsers, Parsers>();
 
   static async open(dataDir: string): Promise<PreparingPGlite> {
@@ -48,7 +52,7 @@ export class PreparingPGlite extends PGlite {
   }
 
   override async query<T>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<Results<T>> {
-    // COPY with a blob and caller-given parameter types keep PGlite's own path.
+    // COPY from a blob and caller-given parameter types keep PGlite's own path.
     if (options?.blob || options?.paramTypes) return super.query<T>(text, params, options);
     await this._checkReady();
     return this._runExclusiveTransaction(() =>
@@ -66,10 +70,13 @@ export class PreparingPGlite extends PGlite {
 
   /** Closes every prepared statement, e.g. after migrations changed the tables they read. */
   async forgetPreparedStatements(): Promise<void> {
-    await this.runExclusive(async () => {
-      this.#statements.clear();
-      await this.#send([protocol.serialize.query("DEALLOCATE ALL"), protocol.serialize.sync()]);
-    });
+    await this._checkReady();
+    await this._runExclusiveTransaction(() =>
+      this._runExclusiveQuery(async () => {
+        this.#statements.clear();
+        await this.#send([protocol.serialize.query("DEALLOCATE ALL")]);
+      }),
+    );
   }
 
   async #runPrepared<T>(text: string, params: unknown[], options: QueryOptions | undefined): Promise<Results<T>> {
@@ -90,9 +97,11 @@ export class PreparingPGlite extends PGlite {
       throw describedError(error, text, params, options);
     }
     await this.syncToFs();
+    // What a COPY … TO '/dev/blob' wrote, attached to the result as PGlite's own query() does.
+    const blob = await this._getWrittenBlob();
     if (statement.rowDescription) messages.unshift(statement.rowDescription);
     const parsers = options?.parsers ? this.#parsersWith(options.parsers) : this.parsers;
-    return parse.parseResults(messages, parsers, { rowMode: options?.rowMode })[0] as Results<T>;
+    return parse.parseResults(messages, parsers, { rowMode: options?.rowMode }, blob)[0] as Results<T>;
   }
 
   /** The prepared statement of `text`, parsed now if it is new (closing the least used one beyond the limit). */

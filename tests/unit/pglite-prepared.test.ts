@@ -144,3 +144,12 @@ test("a query waits for another caller's open transaction and never sees its unc
   await transaction;
   assert.deepEqual((await count).rows, [{ n: 0 }]);
 });
+
+test("COPY … TO '/dev/blob' hands back what it wrote, as PGlite's own path does", async () => {
+  const copy = "copy (select id, name from item order by id limit 2) to '/dev/blob' with (format csv)";
+  const expected = await throughPgliteItself(copy);
+  const actual = await pglite.query(copy);
+  assert.ok(actual.blob, "no blob on the result");
+  assert.equal(await actual.blob.text(), await expected.blob!.text());
+  assert.equal(actual.affectedRows, expected.affectedRows);
+});
