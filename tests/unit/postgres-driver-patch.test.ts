@@ -49,3 +49,18 @@ test("a connection whose socket closed with a write queued connects again (patch
     await sql.end({ timeout: 1 });
   }
 });
+
+// postgres.js 3.4.9 resets its row index only when a result completes: after a query that failed
+// on its third row (or whose connection was lost mid-result), the next query on that connection
+// stored its rows after two empty slots. Seen in tests/api/database-restart.test.ts as a zone
+// file rendered from `[undefined, …]`. Patched (patches/postgres+3.4.9.patch).
+test("the query after one that failed mid-result gets only its own rows (patched postgres.js)", async () => {
+  const sql = postgres(serverUrl.toString(), { max: 1, onnotice: () => {} });
+  try {
+    await assert.rejects(sql`select 10 / (3 - g) as n from generate_series(1, 5) g`, { code: "22012" });
+    const rows = await sql`select 1 as n`;
+    assert.deepEqual([...rows], [{ n: 1 }]);
+  } finally {
+    await sql.end();
+  }
+});
