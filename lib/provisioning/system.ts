@@ -62,12 +62,24 @@ export function runCommand(
 
 /**
  * Runs `task` over `items`, at most `limit` at a time: thousands of small file reads and
- * fsync'd writes (start-up) overlap instead of waiting for each other.
+ * fsync'd writes (start-up) overlap instead of waiting for each other. After a failure no further
+ * item is started, and the first error is thrown only once the tasks under way have ended, so a
+ * caller that then restores what it changed is not overwritten by a write still running.
  */
 export async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
+  let failed = false;
   const worker = async () => {
-    while (next < items.length) await task(items[next++]);
+    while (!failed && next < items.length) {
+      try {
+        await task(items[next++]);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const outcomes = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const failure = outcomes.find((outcome) => outcome.status === "rejected");
+  if (failure) throw failure.reason;
 }
