@@ -61,7 +61,7 @@ export class PreparingPGlite extends PGlite {
           return await this.#runPrepared<T>(text, params, options);
         } catch (error) {
           if (!REPREPARE_ROUTINES.has((error as { routine?: string }).routine ?? "")) throw error;
-          this.#statements.delete(text);
+          await this.#close(text);
           return await this.#runPrepared<T>(text, params, options);
         }
       }),
@@ -112,11 +112,7 @@ export class PreparingPGlite extends PGlite {
       this.#statements.set(text, known);
       return known;
     }
-    if (this.#statements.size >= MAX_PREPARED_STATEMENTS) {
-      const [oldestText, oldest] = this.#statements.entries().next().value!;
-      this.#statements.delete(oldestText);
-      await this.#send([protocol.serialize.close({ type: "S", name: oldest.name }), protocol.serialize.sync()]);
-    }
+    if (this.#statements.size >= MAX_PREPARED_STATEMENTS) await this.#close(this.#statements.keys().next().value!);
     const name = `panel_${this.#nextStatementNumber++}`;
     let messages: BackendMessage[];
     try {
@@ -134,6 +130,14 @@ export class PreparingPGlite extends PGlite {
     };
     this.#statements.set(text, statement);
     return statement;
+  }
+
+  /** Forgets the statement of `text` and closes it in the backend (closing one it no longer knows is no error). */
+  async #close(text: string): Promise<void> {
+    const statement = this.#statements.get(text);
+    if (!statement) return;
+    this.#statements.delete(text);
+    await this.#send([protocol.serialize.close({ type: "S", name: statement.name }), protocol.serialize.sync()]);
   }
 
   /** One call into the backend with these protocol messages, its answers parsed (errors thrown). */

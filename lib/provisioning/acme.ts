@@ -216,7 +216,16 @@ async function install(certsDir: string, domain: string, chain: string, key: str
     { file: files.certificatePath, content: chain, mode: 0o644 },
   ].map((entry) => ({ ...entry, temporary: `${entry.file}.${randomBytes(6).toString("hex")}.tmp` }));
   try {
-    for (const { temporary, content, mode } of staged) await fs.writeFile(temporary, content, { mode, flag: "wx" });
+    for (const { temporary, content, mode } of staged) {
+      // Synced before the renames, so a crash right after them leaves a whole pair, not empty files.
+      const handle = await fs.open(temporary, "wx", mode);
+      try {
+        await handle.writeFile(content);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }
     for (const { temporary, file } of staged) await fs.rename(temporary, file);
   } catch (error) {
     await Promise.all(staged.map(({ temporary }) => fs.rm(temporary, { force: true })));
