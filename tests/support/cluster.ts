@@ -50,33 +50,33 @@ export async function createCluster(): Promise<Cluster> {
   const pgCtl = (...args: string[]) => runAsPostgres(path.join(bin, "pg_ctl"), ["-D", dataDir, "-w", "-t", "30", ...args]);
   const serverOptions = ["-o", `-p ${port} -k ${socketDir} -c listen_addresses=127.0.0.1 -c fsync=off`, "-l", path.join(dir, "log")];
 
+  // Stopped whatever state it is in (a start that timed out may have left a postmaster running);
+  // pg_ctl's "no server running" is not an error here.
+  const removeCluster = async () => {
+    try {
+      await pgCtl("stop", "-m", "immediate").catch(() => {});
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  };
   try {
     await runAsPostgres(path.join(bin, "initdb"), ["-D", dataDir, "-U", "postgres", "-A", "trust", "--no-sync"]);
     await pgCtl("start", ...serverOptions);
   } catch (error) {
-    fs.rmSync(dir, { recursive: true, force: true });
+    await removeCluster();
     throw error;
   }
-  let running = true;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async start() {
       await pgCtl("start", ...serverOptions);
-      running = true;
     },
     async stop() {
       await pgCtl("stop", "-m", "fast");
-      running = false;
     },
     async restart() {
       await pgCtl("restart", "-m", "fast", ...serverOptions);
     },
-    async remove() {
-      try {
-        if (running) await pgCtl("stop", "-m", "immediate");
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
-    },
+    remove: removeCluster,
   };
 }
