@@ -80,14 +80,11 @@ export async function startServer(): Promise<http.Server> {
     };
   });
 
-  // A client that asks before sending (Expect: 100-continue) is told 413 before it sends anything.
+  // A client that asks before sending (Expect: 100-continue) is told 413 before it sends anything:
+  // it is only told to continue when the size it declares is allowed; the request handler
+  // answers the rest.
   server.on("checkContinue", (req, res) => {
-    if (declaresTooLargeBody(req.headers["content-length"])) {
-      const pathname = (req.url ?? "/").split("?")[0];
-      for (const [name, value] of Object.entries(securityHeaders(pathname))) res.setHeader(name, value);
-      return sendJson(res, 413, { error: BODY_TOO_LARGE_MESSAGE });
-    }
-    res.writeContinue();
+    if (!declaresTooLargeBody(req.headers["content-length"])) res.writeContinue();
     server.emit("request", req, res);
   });
 

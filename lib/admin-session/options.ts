@@ -80,7 +80,6 @@ async function buildOptions(): Promise<NextAuthOptions> {
   };
 }
 
-/** Always HttpOnly and SameSite=Lax; Secure when the panel is served over HTTPS. */
 /**
  * A session cookie for an admin, in next-auth's own format, for sign-ins that do not go through
  * a provider's form (SSO links, and the new session after an admin changes their own password).

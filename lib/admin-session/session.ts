@@ -1,5 +1,6 @@
 import { cookies } from "next/headers";
 import { redirect } from "next/navigation";
+import { cache } from "react";
 import { decode, type JWT } from "next-auth/jwt";
 import { type Database, getDb } from "@/db/client";
 import { getAuthSecret } from "@/lib/admins/auth-secret";
@@ -74,10 +75,13 @@ export async function adminOfCookie(value: string | undefined): Promise<AdminSes
   return adminOfToken(token);
 }
 
-/** The signed-in admin, or null. For server components, server actions and route handlers. */
-export async function getAdminSession(): Promise<AdminSession | null> {
-  return adminOfCookie((await cookies()).get(sessionCookieName())?.value);
-}
+/**
+ * The signed-in admin, or null. For server components, server actions and route handlers. Checked
+ * once per render (React's cache): the layout and the page of one view share the check.
+ */
+export const getAdminSession = cache(async (): Promise<AdminSession | null> =>
+  adminOfCookie((await cookies()).get(sessionCookieName())?.value),
+);
 
 /** What admin code works with: the signed-in admin and the database. */
 export interface AdminContext {
