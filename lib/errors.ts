@@ -45,17 +45,10 @@ export function pgErrorCode(error: unknown): string | undefined {
 }
 
 // Failures that mean "the database server is not reachable right now" rather than "this query is
-// wrong": refused or lost connections, connect time-outs (postgres.js codes), and PostgreSQL's own
-// connection-exception (08…) and operator-intervention (57P01–57P03: shutting down, starting up).
-const UNREACHABLE_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EPIPE",
-  "ENOTFOUND",
-  "EAI_AGAIN",
+// wrong". postgres.js's own connection codes and PostgreSQL's connection-exception (08…) and
+// operator-intervention (57P01–57P03: shutting down, starting up) classes name the database
+// wherever they appear in a cause chain.
+const DATABASE_UNREACHABLE_CODES = new Set([
   "CONNECT_TIMEOUT",
   "CONNECTION_CLOSED",
   "CONNECTION_DESTROYED",
@@ -65,13 +58,30 @@ const UNREACHABLE_CODES = new Set([
   "57P03",
 ]);
 
+// Socket codes any network client can raise (a MariaDB server, an ACME directory, a child's
+// pipe): they name the database only on an error postgres.js failed a query with, which carries
+// that query (its `query` property).
+const SOCKET_UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
 export const DATABASE_UNAVAILABLE_MESSAGE = "The database is unavailable; try again shortly";
 
 /** True when `error` (or an error it wraps) says the database server cannot be reached now. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let current = error; current && typeof current === "object"; ) {
     const code = (current as { code?: unknown }).code;
-    if (typeof code === "string" && (UNREACHABLE_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+    if (typeof code === "string") {
+      if (DATABASE_UNREACHABLE_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+      if (SOCKET_UNREACHABLE_CODES.has(code) && "query" in current) return true;
+    }
     current = (current as { cause?: unknown }).cause;
   }
   return false;
