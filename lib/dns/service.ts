@@ -1,13 +1,13 @@
-import { and, asc, count, eq, ne, sql } from "drizzle-orm";
+import { and, count, eq, ne, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { preparedQuery } from "@/db/prepared";
 import { dnsRecords, domains } from "@/db/schema";
-import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
+import { assertQuota, lockAccount } from "@/lib/accounts/lock";
 import { AppError, notFound, validationError } from "@/lib/errors";
 import type { createDnsRecordBodySchema, dnsRecordChangeSchema, dnsRecordSchema, updateDnsRecordBodySchema } from "./schemas";
 import { relativeRecordName, validateRecordContent } from "./validate";
-import { bumpSerial } from "./zone";
+import { bumpSerial, lockZone, lockZoneOfRecord, zoneRecords } from "./zone";
 import { syncZoneFile, type ZoneWarning } from "./zone-file-sync";
 
 export type DnsRecord = z.infer<typeof dnsRecordSchema>;
@@ -51,26 +51,30 @@ async function findOwnedDomain(db: Queryable, accountId: number, domainId: numbe
 
 async function findOwnedRecord(db: Queryable, accountId: number, id: number) {
   const [row] = await db
-    .select({ record: dnsRecords, zone: domains.domain })
+    .select({ record: dnsRecords })
     .from(dnsRecords)
     .innerJoin(domains, eq(domains.id, dnsRecords.domainId))
     .where(and(eq(dnsRecords.id, id), eq(domains.accountId, accountId)));
   if (!row) throw notFound("DNS record");
-  return row;
+  return row.record;
 }
 
 /**
- * Locks the zone's domain row for the rest of the transaction. Every record write takes it before
- * checking the zone's rules, so two concurrent changes at one name are checked one after the other.
+ * Locks the zone of one of the account's records, then reads the record: under the lock, so no
+ * concurrent change of the zone slips in between (a record's zone never changes).
  */
-async function lockZone(tx: Queryable, domainId: number) {
-  await tx.select({ id: domains.id }).from(domains).where(eq(domains.id, domainId)).for("update");
+async function lockOwnedRecord(tx: Queryable, accountId: number, id: number) {
+  const zone = await lockZoneOfRecord(tx, accountId, id);
+  if (!zone) throw notFound("DNS record");
+  const [record] = await tx.select().from(dnsRecords).where(eq(dnsRecords.id, id));
+  if (!record) throw notFound("DNS record");
+  return { zone, record };
 }
 
 type RecordValues = Pick<RecordRow, "domainId" | "name" | "type" | "content" | "priority" | "weight" | "port">;
 
 /**
- * The zone's rules at one name, checked under lockZone: a CNAME stands alone (no other record
+ * The zone's rules at one name, checked with the zone locked: a CNAME stands alone (no other record
  * beside it, no CNAME beside anything), and a record identical to another one (same name, type,
  * content and, where the type uses them, priority, weight and port) is refused.
  */
@@ -106,15 +110,6 @@ async function countAccountRecords(tx: Queryable, accountId: number): Promise<nu
   return total;
 }
 
-const zoneRecords = preparedQuery((db) =>
-  db
-    .select()
-    .from(dnsRecords)
-    .where(eq(dnsRecords.domainId, sql.placeholder("domainId")))
-    .orderBy(asc(dnsRecords.id))
-    .prepare("zone_records"),
-);
-
 /** GET /api/client/dns-records?domain_id=: the zone's records, SOA included. */
 export async function listDnsRecords(db: Queryable, accountId: number, domainId: number): Promise<DnsRecord[]> {
   await findOwnedDomain(db, accountId, domainId);
@@ -123,7 +118,7 @@ export async function listDnsRecords(db: Queryable, accountId: number, domainId:
 }
 
 export async function getDnsRecordOrThrow(db: Queryable, { accountId, id }: { accountId: number; id: number }) {
-  return toRecord((await findOwnedRecord(db, accountId, id)).record);
+  return toRecord(await findOwnedRecord(db, accountId, id));
 }
 
 export async function createDnsRecord(
@@ -134,17 +129,17 @@ export async function createDnsRecord(
   const row = await db.transaction(async (tx) => {
     const domain = await findOwnedDomain(tx, accountId, input.domain_id);
     assertNotSoa(input.type, "created");
-    const plan = await lockAccountPlan(tx, accountId);
+    const { plan } = await lockAccount(tx, accountId);
     assertQuota(await countAccountRecords(tx, accountId), plan.maxDnsRecords, "DNS records");
     const name = relativeRecordName(domain.domain, input.name);
     const fields = validateRecordContent({ ...input, type: input.type });
-    await lockZone(tx, domain.id);
+    const zone = await lockZone(tx, domain.id);
     await assertZoneRules(tx, { domainId: domain.id, name, type: input.type, ...fields }, null);
     const [created] = await tx
       .insert(dnsRecords)
       .values({ domainId: domain.id, name, type: input.type, ttl: input.ttl, ...fields })
       .returning();
-    await bumpSerial(tx, domain.id);
+    await bumpSerial(tx, zone);
     return created;
   });
   return { ...toRecord(row), ...(await syncZoneFile(db, row.domainId)) };
@@ -158,13 +153,11 @@ export async function updateDnsRecord(
   patch: z.output<typeof updateDnsRecordBodySchema>,
 ): Promise<DnsRecordChange> {
   const row = await db.transaction(async (tx) => {
-    // The record is read again once its zone is locked: a concurrent change may have moved it.
-    await lockZone(tx, (await findOwnedRecord(tx, accountId, id)).record.domainId);
-    const { record, zone } = await findOwnedRecord(tx, accountId, id);
+    const { zone, record } = await lockOwnedRecord(tx, accountId, id);
     assertNotSoa(record.type, "modified");
     assertNotSoa(patch.type, "created");
     const type = patch.type ?? record.type;
-    const name = patch.name === undefined ? record.name : relativeRecordName(zone, patch.name);
+    const name = patch.name === undefined ? record.name : relativeRecordName(zone.domain, patch.name);
     const fields = validateRecordContent({
       type,
       content: patch.content ?? record.content,
@@ -178,7 +171,7 @@ export async function updateDnsRecord(
       .set({ name, type, ttl: patch.ttl ?? record.ttl, ...fields })
       .where(eq(dnsRecords.id, id))
       .returning();
-    await bumpSerial(tx, record.domainId);
+    await bumpSerial(tx, zone);
     return updated;
   });
   return { ...toRecord(row), ...(await syncZoneFile(db, row.domainId)) };
@@ -186,10 +179,10 @@ export async function updateDnsRecord(
 
 export async function deleteDnsRecord(db: Database, accountId: number, id: number): Promise<ZoneWarning> {
   const domainId = await db.transaction(async (tx) => {
-    const { record } = await findOwnedRecord(tx, accountId, id);
+    const { zone, record } = await lockOwnedRecord(tx, accountId, id);
     assertNotSoa(record.type, "deleted");
     await tx.delete(dnsRecords).where(eq(dnsRecords.id, id));
-    await bumpSerial(tx, record.domainId);
+    await bumpSerial(tx, zone);
     return record.domainId;
   });
   return syncZoneFile(db, domainId);

@@ -3,11 +3,12 @@ import type { Queryable } from "@/db/client";
 import { dnsRecords, domains } from "@/db/schema";
 import { eachLimited } from "@/lib/provisioning/system";
 import { removeOrphanTemporaryFiles, writeZoneFile } from "@/lib/provisioning/zone-files";
+import { zoneRecords } from "./zone";
 
 /** A zone as stored: its domain name, serial and records. */
 export async function loadZone(db: Queryable, domainId: number) {
-  const [domain] = await db.select().from(domains).where(eq(domains.id, domainId));
-  const records = await db.select().from(dnsRecords).where(eq(dnsRecords.domainId, domainId)).orderBy(asc(dnsRecords.id));
+  const [domain] = await db.select({ domain: domains.domain, soaSerial: domains.soaSerial }).from(domains).where(eq(domains.id, domainId));
+  const records = await zoneRecords(db).execute({ domainId });
   return { domain: domain.domain, serial: domain.soaSerial, records };
 }
 

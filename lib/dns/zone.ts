@@ -1,11 +1,12 @@
-import { and, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
+import { preparedQuery } from "@/db/prepared";
 import { dnsRecords, domains } from "@/db/schema";
 import { env } from "@/lib/env";
 
 // A domain's zone lives in dns_records; its SOA serial (YYYYMMDDnn) in domains.soa_serial and in
-// the SOA record's content. Every change of a zone goes through bumpSerial in the same
-// transaction.
+// the SOA record's content. Every change of a zone locks it (lockZone) and goes through
+// bumpSerial in the same transaction.
 
 export const DEFAULT_TTL = 3600;
 
@@ -30,18 +31,53 @@ export async function createZone(db: Queryable, domain: { id: number; domain: st
   ]);
 }
 
-/** Bumps the zone's serial (row locked, so concurrent changes stay monotonic); returns it. */
-export async function bumpSerial(db: Queryable, domainId: number): Promise<number> {
-  const [domain] = await db
-    .select({ domain: domains.domain, soaSerial: domains.soaSerial })
-    .from(domains)
-    .where(eq(domains.id, domainId))
-    .for("update");
-  const serial = nextSerial(domain.soaSerial);
-  await db.update(domains).set({ soaSerial: serial }).where(eq(domains.id, domainId));
-  await db
+/** A zone's records, SOA included, in the order they were created. */
+export const zoneRecords = preparedQuery((db) =>
+  db
+    .select()
+    .from(dnsRecords)
+    .where(eq(dnsRecords.domainId, sql.placeholder("domainId")))
+    .orderBy(asc(dnsRecords.id))
+    .prepare("zone_records"),
+);
+
+/** A zone's domain row, locked for the rest of the transaction (lockZone, lockZoneOfRecord). */
+export interface LockedZone {
+  id: number;
+  domain: string;
+  soaSerial: number;
+}
+
+const lockedZoneColumns = { id: domains.id, domain: domains.domain, soaSerial: domains.soaSerial };
+
+/**
+ * Locks the zone's domain row for the rest of the transaction. Every change of a zone takes it
+ * before reading what it checks, so two concurrent changes at one name are checked one after the
+ * other, and serials stay monotonic.
+ */
+export async function lockZone(tx: Queryable, domainId: number): Promise<LockedZone> {
+  const [zone] = await tx.select(lockedZoneColumns).from(domains).where(eq(domains.id, domainId)).for("update");
+  return zone;
+}
+
+/** Locks the zone of one of the account's records; null when the account has no such record. */
+export async function lockZoneOfRecord(tx: Queryable, accountId: number, recordId: number): Promise<LockedZone | null> {
+  const [zone] = await tx
+    .select(lockedZoneColumns)
+    .from(dnsRecords)
+    .innerJoin(domains, eq(domains.id, dnsRecords.domainId))
+    .where(and(eq(dnsRecords.id, recordId), eq(domains.accountId, accountId)))
+    .for("update", { of: domains });
+  return zone ?? null;
+}
+
+/** Bumps the serial of a zone locked in this transaction; returns it. */
+export async function bumpSerial(tx: Queryable, zone: LockedZone): Promise<number> {
+  const serial = nextSerial(zone.soaSerial);
+  await tx.update(domains).set({ soaSerial: serial }).where(eq(domains.id, zone.id));
+  await tx
     .update(dnsRecords)
-    .set({ content: soaContent(domain.domain, serial) })
-    .where(and(eq(dnsRecords.domainId, domainId), eq(dnsRecords.type, "SOA")));
+    .set({ content: soaContent(zone.domain, serial) })
+    .where(and(eq(dnsRecords.domainId, zone.id), eq(dnsRecords.type, "SOA")));
   return serial;
 }
