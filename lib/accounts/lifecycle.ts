@@ -10,7 +10,7 @@ import { getAccount } from "./service";
 
 // Suspend, unsuspend and terminate: one implementation for the API, the admin UI and the command
 // line. Each locks the account's row for its whole run, so no database or domain of the account
-// can be created meanwhile (their creates lock the same row, lib/accounts/plan-lock.ts), and acts
+// can be created meanwhile (their creates lock the same row, lib/accounts/lock.ts), and acts
 // on the servers through accountServerParts, in their order.
 
 async function lockManagedAccount(tx: Queryable, manager: AccountManager, id: number) {

@@ -4,18 +4,19 @@ import { hostingAccounts, plans } from "@/db/schema";
 import { AppError, notFound } from "@/lib/errors";
 
 /**
- * Locks the account row until the transaction ends and returns its plan. Every create that
- * counts against a quota takes this lock first, so concurrent creates cannot overshoot.
+ * Locks the account row until the transaction ends and returns what its changes check: status,
+ * main domain and plan. Every create that counts against a quota takes this lock first, so
+ * concurrent creates cannot overshoot, and none runs beside a suspension or a plan change.
  */
-export async function lockAccountPlan(tx: Queryable, accountId: number) {
+export async function lockAccount(tx: Queryable, accountId: number) {
   const [row] = await tx
-    .select({ plan: plans })
+    .select({ status: hostingAccounts.status, domain: hostingAccounts.domain, plan: plans })
     .from(hostingAccounts)
     .innerJoin(plans, eq(plans.id, hostingAccounts.planId))
     .where(eq(hostingAccounts.id, accountId))
     .for("update", { of: hostingAccounts });
   if (!row) throw notFound("Hosting account");
-  return row.plan;
+  return row;
 }
 
 /** 422 when `used` has reached a plan's `limit` (null = unlimited). */

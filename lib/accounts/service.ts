@@ -8,7 +8,7 @@ import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { databaseSizesMb } from "@/lib/databases/service";
 import { accountDiskUsageMb } from "@/lib/hosting/disk-usage";
 import { applySshAccess, assertPhpUsable, provisionAccount, syncAccountSites, webHostingEnabled } from "@/lib/hosting/service";
-import { lockAccountPlan } from "@/lib/accounts/plan-lock";
+import { lockAccount } from "@/lib/accounts/lock";
 import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { type Actor, recordAudit } from "@/lib/audit/service";
@@ -278,7 +278,7 @@ export async function configurePhp(
   input: z.output<typeof configurePhpBodySchema>,
 ): Promise<{ message: string }> {
   return db.transaction(async (tx) => {
-    await lockAccountPlan(tx, accountId);
+    await lockAccount(tx, accountId);
     const [domain] = await tx
       .select({ id: domains.id, domain: domains.domain })
       .from(domains)

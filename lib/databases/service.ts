@@ -2,8 +2,8 @@ import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { preparedQuery } from "@/db/prepared";
-import { customerDatabases, databaseGrants, databaseUsers, hostingAccounts } from "@/db/schema";
-import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
+import { customerDatabases, databaseGrants, databaseUsers } from "@/db/schema";
+import { assertQuota, lockAccount } from "@/lib/accounts/lock";
 import { AppError, notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import type {
@@ -129,7 +129,7 @@ export async function createDatabase(
   let createdOnServer = false;
   const id = await db
     .transaction(async (tx) => {
-    const plan = await lockAccountPlan(tx, account.id);
+    const { plan } = await lockAccount(tx, account.id);
     if (plan.maxDatabases !== null) {
       const [{ total }] = await tx
         .select({ total: count() })
@@ -227,7 +227,7 @@ export async function createDatabaseUser(
   let createdOnServer = false;
   const id = await db
     .transaction(async (tx) => {
-    const plan = await lockAccountPlan(tx, account.id);
+    const { status, plan } = await lockAccount(tx, account.id);
     if (plan.maxDatabaseUsers !== null) {
       const [{ total }] = await tx
         .select({ total: count() })
@@ -241,14 +241,9 @@ export async function createDatabaseUser(
         .values({ accountId: account.id, username: name })
         .returning({ id: databaseUsers.id });
       if (server) {
-        await server.createUser(name, input.password);
+        // A suspended account's users are locked (lib/accounts/lifecycle.ts): a new one from the start.
+        await server.createUser(name, input.password, { locked: status === "suspended" });
         createdOnServer = true;
-        // A suspended account's users are locked (lib/accounts/lifecycle.ts): a new one too.
-        const [{ status }] = await tx
-          .select({ status: hostingAccounts.status })
-          .from(hostingAccounts)
-          .where(eq(hostingAccounts.id, account.id));
-        if (status === "suspended") await server.setUserLocked(name, true);
       }
       return row.id;
     } catch (error) {

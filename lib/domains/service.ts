@@ -5,7 +5,7 @@ import { preparedQuery } from "@/db/prepared";
 import { domainCertificates, domains, hostingAccounts, phpVersions } from "@/db/schema";
 import { autoSslConfigured, requestAutoSslCheck } from "@/lib/autossl/job";
 import { type CertificateStatusRow, sslState } from "@/lib/autossl/state";
-import { assertQuota, lockAccountPlan } from "@/lib/accounts/plan-lock";
+import { assertQuota, lockAccount } from "@/lib/accounts/lock";
 import { createZone, nextSerial } from "@/lib/dns/zone";
 import { syncZoneFile, type ZoneWarning } from "@/lib/dns/zone-file-sync";
 import { env } from "@/lib/env";
@@ -212,7 +212,7 @@ export async function createDomain(
     throw validationError("domain_path", "must be a relative path inside the home directory (no .. or leading /)");
   }
   const domainId = await db.transaction(async (tx) => {
-    const plan = await lockAccountPlan(tx, accountId);
+    const { plan } = await lockAccount(tx, accountId);
     const [{ total }] = await tx.select({ total: count() }).from(domains).where(eq(domains.accountId, accountId));
     assertQuota(total, plan.maxDomains, "domains");
 
@@ -256,14 +256,13 @@ export async function createDomain(
  */
 export async function deleteDomain(db: Database, accountId: number, id: number): Promise<{ message: string }> {
   const name = await db.transaction(async (tx) => {
-    await lockAccountPlan(tx, accountId);
+    const account = await lockAccount(tx, accountId);
     const [row] = await tx
-      .select({ domain: domains.domain, main: hostingAccounts.domain })
+      .select({ domain: domains.domain })
       .from(domains)
-      .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
       .where(and(eq(domains.id, id), eq(domains.accountId, accountId)));
     if (!row) throw notFound("Domain");
-    if (row.domain === row.main) throw validationError("id", "is the account's main domain");
+    if (row.domain === account.domain) throw validationError("id", "is the account's main domain");
     try {
       await tx.delete(domains).where(eq(domains.id, id));
     } catch (error) {

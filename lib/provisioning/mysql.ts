@@ -49,7 +49,8 @@ function serverError(operation: string, error: unknown): AppError {
 export interface MysqlProvisioner {
   createDatabase(name: string): Promise<void>;
   dropDatabase(name: string): Promise<void>;
-  createUser(username: string, password: string): Promise<void>;
+  /** Creates a user; a locked one cannot log in until unlocked (setUserLocked). */
+  createUser(username: string, password: string, options: { locked: boolean }): Promise<void>;
   dropUser(username: string): Promise<void>;
   /** Locks (no new logins) or unlocks a user; a user missing on the server is left alone. */
   setUserLocked(username: string, locked: boolean): Promise<void>;
@@ -75,8 +76,12 @@ export function createMysqlProvisioner(url: string, userHost: string): MysqlProv
   return {
     createDatabase: (name) => run(`create database ${name}`, `CREATE DATABASE ${identifier(name)}`),
     dropDatabase: (name) => run(`drop database ${name}`, `DROP DATABASE IF EXISTS ${identifier(name)}`),
-    createUser: (username, password) =>
-      run(`create database user ${username}`, "CREATE USER ?@? IDENTIFIED BY ?", [...userValues(username), password]),
+    createUser: (username, password, { locked }) =>
+      run(
+        `create database user ${username}`,
+        `CREATE USER ?@? IDENTIFIED BY ? ACCOUNT ${locked ? "LOCK" : "UNLOCK"}`,
+        [...userValues(username), password],
+      ),
     dropUser: (username) => run(`drop database user ${username}`, "DROP USER IF EXISTS ?@?", userValues(username)),
     setUserLocked: (username, locked) =>
       run(
