@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { sql } from "drizzle-orm";
 import type { Connection } from "@/db/client";
 import { createApiKey } from "@/lib/api-keys/service";
 import { AppError } from "@/lib/errors";
@@ -7,7 +8,7 @@ import { runOnce, type StoredAnswer } from "@/lib/idempotency/service";
 import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
 
 // lib/idempotency on each backend: what a retry gets while the first request runs, after it
-// answered, after it failed, and with another request under the same key.
+// answered, after it failed, with another request under the same key, and once it expired.
 
 const answer = (body: string): StoredAnswer => ({ status: 201, body });
 
@@ -63,6 +64,25 @@ for (const backend of testBackends()) {
       assert.deepEqual(await runOnce(connection.db, claim, async () => ({ status: 503, body: "{}" })), { status: 503, body: "{}" });
       assert.deepEqual(await runOnce(connection.db, claim, async () => answer("ran")), answer("ran"));
       assert.deepEqual(await runOnce(connection.db, claim, async () => answer("again")), answer("ran"));
+    });
+
+    test("an answer is kept 24 hours and a claim left unanswered 10 minutes, then the key is free", async () => {
+      const backdate = (key: string, age: string) =>
+        connection.db.execute(sql`update idempotency_keys set created_at = now() - ${age}::interval where key = ${key}`);
+      const answered = { apiKeyId, key: "k4", requestHash: "a" };
+      await runOnce(connection.db, answered, async () => answer("first"));
+      await backdate("k4", "23 hours 59 minutes");
+      assert.deepEqual(await runOnce(connection.db, answered, async () => answer("second")), answer("first"), "kept for 24 hours");
+      await backdate("k4", "24 hours 1 minute");
+      assert.deepEqual(await runOnce(connection.db, answered, async () => answer("second")), answer("second"), "then forgotten");
+
+      // A claim without an answer: the first request's process died while it ran.
+      const abandoned = { apiKeyId, key: "k5", requestHash: "a" };
+      await connection.db.execute(sql`insert into idempotency_keys (api_key_id, key, request_hash) values (${apiKeyId}, 'k5', 'a')`);
+      await backdate("k5", "9 minutes");
+      await errorOf(runOnce(connection.db, abandoned, async () => assert.fail("must not run"), 200)).then((error) => assert.equal(error.code, "CONFLICT"));
+      await backdate("k5", "11 minutes");
+      assert.deepEqual(await runOnce(connection.db, abandoned, async () => answer("ran")), answer("ran"), "released after 10 minutes");
     });
   });
 }
