@@ -1,19 +1,24 @@
-import { type Browser, expect, type Page, test } from "@playwright/test";
+import { type BrowserContext, test as base, expect, type Page } from "@playwright/test";
 import { screenshot, signIn, state } from "./support";
 
 // Settings › Security › Admins in the browser: create, reset another admin's password, change
 // one's own with the current one, disable (the last enabled admin cannot be); every change that
 // ends sessions is seen by the other admin's browser on its very next page.
 
-async function signInAs(browser: Browser, email: string, password: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
-  await page.goto(`${state().baseUrl}/login`);
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByRole("heading", { name: "Dashboard" })).toBeVisible();
-  return page;
-}
+/** `signInElsewhere(email, password)`: a page in a browser of its own (closed after the test). */
+const test = base.extend<{ signInElsewhere: (email: string, password: string) => Promise<Page> }>({
+  signInElsewhere: async ({ browser }, use) => {
+    const contexts: BrowserContext[] = [];
+    await use(async (email, password) => {
+      const context = await browser.newContext();
+      contexts.push(context);
+      const page = await context.newPage();
+      await signIn(page, { baseUrl: state().baseUrl, email, password });
+      return page;
+    });
+    for (const context of contexts) await context.close();
+  },
+});
 
 async function expectSignedOut(page: Page) {
   await page.goto(`${state().baseUrl}/admin/settings/admins`);
@@ -26,7 +31,7 @@ async function editAdmin(page: Page, email: string) {
   await expect(page.getByRole("heading", { name: new RegExp(`Edit admin “${email}”`) })).toBeVisible();
 }
 
-test("create an admin, reset their password, let them change their own, disable them", async ({ page, browser }) => {
+test("create an admin, reset their password, let them change their own, disable them", async ({ page, signInElsewhere }) => {
   await signIn(page);
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Admins" }).click();
   await expect(page.getByRole("heading", { name: "Admins" })).toBeVisible();
@@ -46,7 +51,7 @@ test("create an admin, reset their password, let them change their own, disable 
   await screenshot(page, "admins-list");
 
   // Another admin's password reset ends their sessions.
-  const second = await signInAs(browser, "second@example.com", "second long password");
+  const second = await signInElsewhere("second@example.com", "second long password");
   await editAdmin(page, "second@example.com");
   await screenshot(page, "admin-edit");
   await page.getByLabel("New password").fill("second reset password");
@@ -55,8 +60,8 @@ test("create an admin, reset their password, let them change their own, disable 
   await expectSignedOut(second);
 
   // Their own change needs the current password; this browser stays in, any other is out.
-  const secondHere = await signInAs(browser, "second@example.com", "second reset password");
-  const secondElsewhere = await signInAs(browser, "second@example.com", "second reset password");
+  const secondHere = await signInElsewhere("second@example.com", "second reset password");
+  const secondElsewhere = await signInElsewhere("second@example.com", "second reset password");
   await editAdmin(secondHere, "second@example.com");
   await expect(secondHere.getByRole("heading", { name: /\(you\)/ })).toBeVisible();
   await secondHere.getByLabel("Current password").fill("not my password");
@@ -92,9 +97,9 @@ test("create an admin, reset their password, let them change their own, disable 
   await expect(page.getByRole("row", { name: /admin@example\.com/ })).toContainText("Enabled");
 });
 
-test("signing out ends the admin's sessions: a form left open elsewhere is sent to sign in, nothing saved", async ({ page, browser }) => {
+test("signing out ends the admin's sessions: a form left open elsewhere is sent to sign in, nothing saved", async ({ page, signInElsewhere }) => {
   await signIn(page);
-  const elsewhere = await signInAs(browser, state().admin.email, state().admin.password);
+  const elsewhere = await signInElsewhere(state().admin.email, state().admin.password);
   await elsewhere.goto(`${state().baseUrl}/admin/plans/create`);
   await elsewhere.getByLabel("Name").fill("never-saved-plan");
 

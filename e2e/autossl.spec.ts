@@ -4,7 +4,7 @@ import { createAdminUser } from "@/lib/admins/service";
 import { type AcmeSites, startAcmeSites } from "../tests/support/acme-sites";
 import { createEnvironment, type TestEnvironment } from "../tests/support/environment";
 import { makeKey, seedActor } from "../tests/support/seed";
-import { screenshot } from "./support";
+import { screenshot, signIn } from "./support";
 
 // The account's certificates in the admin UI, on a server of its own with AutoSSL configured
 // (pebble and a test nginx): the domain's certificate status and expiry, and "Renew now" making
@@ -52,11 +52,7 @@ test("the account's page shows its certificate; 'Renew now' issues it again", as
   await expect.poll(certificateExpiry, { timeout: 30_000 }).not.toBeNull();
   const first = (await certificateExpiry())!;
 
-  await page.goto(`${env.server.baseUrl}/login`);
-  await page.getByLabel("Email").fill("admin@example.com");
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByRole("heading", { name: "Dashboard" })).toBeVisible();
+  await signIn(page, { baseUrl: env.server.baseUrl, email: "admin@example.com", password });
 
   await page.goto(`${env.server.baseUrl}/admin/accounts/${env.seed.accountId}/edit`);
   const certificates = page.getByRole("region", { name: "Certificates" });

@@ -10,11 +10,11 @@ export interface E2EState {
 
 export const state = (): E2EState => JSON.parse(fs.readFileSync(path.join(process.cwd(), ".tmp", "e2e.json"), "utf8"));
 
-export async function signIn(page: Page) {
-  const { baseUrl, admin } = state();
+/** Signs in through the login form: as the suite's admin on the suite's server unless told otherwise. */
+export async function signIn(page: Page, { baseUrl, email, password } = { baseUrl: state().baseUrl, ...state().admin }) {
   await page.goto(`${baseUrl}/login`);
-  await page.getByLabel("Email").fill(admin.email);
-  await page.getByLabel("Password").fill(admin.password);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page.getByRole("heading", { name: "Dashboard" })).toBeVisible();
 }
