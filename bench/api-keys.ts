@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { createApiKey, listApiKeys } from "@/lib/api-keys/service";
-import { type Backend, createTestDatabase } from "../tests/support/database";
-import { verdict } from "./support";
+import type { Backend } from "../tests/support/database";
+import { verdict, withBenchDatabase } from "./support";
 
 // API keys bench (called from bench/run.ts):
 //   (g) the admin API-keys list with 10,000 keys: the server-side query behind
@@ -26,10 +26,7 @@ async function median(run: () => Promise<unknown>): Promise<number> {
 }
 
 async function benchBackend(backend: Backend) {
-  const database = await createTestDatabase(backend);
-  const connection = await database.open();
-  try {
-    const { db } = connection;
+  await withBenchDatabase(backend, async ({ db }) => {
     await db.execute(sql`
       INSERT INTO api_keys (name, key, secret_hash, secret_start, scope, created_at)
       SELECT 'Integration ' || g, 'hcp_' || md5('key' || g), encode(sha256(('secret' || g)::bytea), 'hex'), 'sec' || g % 10,
@@ -49,10 +46,7 @@ async function benchBackend(backend: Backend) {
       const ms = await median(() => listApiKeys(db, query));
       verdict(`(g) API keys list, ${KEYS} keys, ${label} (${total} found), ${backend}, ms`, ms, 50, "<");
     }
-  } finally {
-    await connection.close();
-    await database.drop();
-  }
+  });
 }
 
 export async function runApiKeysBench() {

@@ -5,9 +5,9 @@ import { createApiKey } from "@/lib/api-keys/service";
 import { createCollector } from "@/lib/metrics/collector";
 import { computeMetricsStats } from "@/lib/metrics/service";
 import { systemSources } from "@/lib/metrics/sources";
-import { createTestDatabase, type Backend } from "../tests/support/database";
+import type { Backend } from "../tests/support/database";
 import { startServer } from "../tests/support/server";
-import { measure, printTable, ratioToBracket, verdict } from "./support";
+import { measure, printTable, ratioToBracket, verdict, withBenchDatabase } from "./support";
 
 // Metrics bench (called from bench/run.ts):
 //   (d) GET /api/metrics/stats served from its 60 s cache, with an admin key, against the bare
@@ -52,9 +52,7 @@ async function seedMonth(db: Database) {
 }
 
 async function timeStats(backend: Backend): Promise<number> {
-  const database = await createTestDatabase(backend);
-  const connection = await database.open();
-  try {
+  return withBenchDatabase(backend, async (connection) => {
     await seedMonth(connection.db);
     await computeMetricsStats(connection.db);
     const times: number[] = [];
@@ -67,10 +65,7 @@ async function timeStats(backend: Backend): Promise<number> {
     const median = (times[4] + times[5]) / 2;
     console.log(`(e) uncached stats, ${backend}: median ${median.toFixed(1)} ms (min ${times[0].toFixed(1)}, max ${times[9].toFixed(1)})`);
     return median;
-  } finally {
-    await connection.close();
-    await database.drop();
-  }
+  });
 }
 
 const childrenCpuMs = () => {
@@ -82,9 +77,7 @@ export async function runMetricsBench() {
   console.log("\n## Metrics");
   const statsMs = { postgres: await timeStats("postgres"), pglite: await timeStats("pglite") };
 
-  const database = await createTestDatabase("postgres");
-  const connection = await database.open();
-  try {
+  await withBenchDatabase("postgres", async (connection, database) => {
     await seedMonth(connection.db);
 
     const collector = createCollector({ db: async () => connection.db, sources: systemSources, retentionDays: 30, log: console.error });
@@ -120,8 +113,5 @@ export async function runMetricsBench() {
     verdict("(e) uncached stats, PostgreSQL, ms", statsMs.postgres, 100, "<");
     verdict("(e) uncached stats, PGlite, ms", statsMs.pglite, 100, "<");
     verdict("(f) collector, % of one core at 60 s (in process + children)", ((selfMs + childMs) / 60_000) * 100, 0.5, "<");
-  } finally {
-    await connection.close();
-    await database.drop();
-  }
+  });
 }

@@ -6,10 +6,10 @@ import { createAccount } from "@/lib/accounts/service";
 import { createApiKey } from "@/lib/api-keys/service";
 import { insertDomainWithZone } from "@/lib/domains/service";
 import { buildIfNeeded } from "../scripts/build-if-needed";
-import { type Backend, createTestDatabase } from "../tests/support/database";
+import type { Backend } from "../tests/support/database";
 import { startServer, type TestServer } from "../tests/support/server";
 import { type CpuProfile, formatSummary, summariseProfile } from "./cpuprofile";
-import { type Measurement, measure, printTable, ratioToBracket, verdict } from "./support";
+import { type Measurement, measure, printTable, ratioToBracket, verdict, withBenchDatabase } from "./support";
 
 // `npm run bench`: the production server, autocannon at 32 connections, 10 s per route
 // (BENCH_SECONDS), each route warmed up alike first.
@@ -46,34 +46,34 @@ async function seedBenchAccount(db: Database) {
   return { accountId: account.id, headers: { "x-api-key": key.key, "x-api-secret": key.secret } };
 }
 
+interface BenchServer {
+  accountId: number;
+  headers: Record<string, string>;
+  server: TestServer;
+}
+
 /**
- * A server on a fresh, seeded database of `backend`. The seeding connection stays open on
- * PostgreSQL and is closed on PGlite before the server starts (one process per data dir).
+ * Runs `use` against a server on a fresh, seeded database of `backend`; afterwards the server is
+ * stopped (SIGKILL after `stopGraceMs`) and the database dropped, whatever failed. The seeding
+ * connection stays open on PostgreSQL and is closed on PGlite before the server starts (one
+ * process per data dir).
  */
-async function benchServer(backend: Backend, nodeArgs: string[] = []) {
-  const database = await createTestDatabase(backend);
-  const connection = await database.open();
-  const seed = await seedBenchAccount(connection.db);
-  if (backend === "pglite") await connection.close();
-  // The production path: responses copied by their schema, not also parsed by zod.
-  const env = { ...database.env, PANEL_BENCH_ROUTES: "1", PANEL_CHECK_RESPONSES: "0" };
-  let server: TestServer;
-  try {
-    server = await startServer(env, nodeArgs);
-  } catch (error) {
-    if (backend === "postgres") await connection.close();
-    await database.drop();
-    throw error;
-  }
-  return {
-    ...seed,
-    server,
-    async stop(graceMs?: number) {
-      await server.stop(graceMs);
-      if (backend === "postgres") await connection.close();
-      await database.drop();
-    },
-  };
+async function withBenchServer(
+  backend: Backend,
+  use: (bench: BenchServer) => Promise<void>,
+  { nodeArgs = [] as string[], stopGraceMs = 10_000 } = {},
+) {
+  await withBenchDatabase(backend, async (connection, database) => {
+    const seed = await seedBenchAccount(connection.db);
+    if (backend === "pglite") await connection.close();
+    // The production path: responses copied by their schema, not also parsed by zod.
+    const server = await startServer({ ...database.env, PANEL_BENCH_ROUTES: "1", PANEL_CHECK_RESPONSES: "0" }, nodeArgs);
+    try {
+      await use({ ...seed, server });
+    } finally {
+      await server.stop(stopGraceMs);
+    }
+  });
 }
 
 /** Measures one route of `bench`'s server, with the server's CPU per request. */
@@ -89,8 +89,7 @@ function cpuRatio(measured: Measurement, ...baselines: Measurement[]) {
 }
 
 async function benchPostgres() {
-  const bench = await benchServer("postgres");
-  try {
+  await withBenchServer("postgres", async (bench) => {
     const run = measureOn(bench);
     const unauthenticated = `/api/bench/account-domains?account=${bench.accountId}`;
     await measure("warm-up", `${bench.server.baseUrl}${BARE}`, {}, 2);
@@ -108,14 +107,11 @@ async function benchPostgres() {
     verdict("c/a (one authenticated read against no read; a before and after)", ratioToBracket(authed, bareBefore, bareAfter), 0.65);
     cpuRatio(authed, bareBefore, bareAfter);
     verdict("p99/p50 of (c)", authed.p99Ms / authed.p50Ms, 2, "≤");
-  } finally {
-    await bench.stop();
-  }
+  });
 }
 
 async function benchPglite() {
-  const bench = await benchServer("pglite");
-  try {
+  await withBenchServer("pglite", async (bench) => {
     const run = measureOn(bench);
     await measure("warm-up", `${bench.server.baseUrl}${BARE}`, {}, 2);
     await measure("warm-up", `${bench.server.baseUrl}${CLIENT_DOMAINS}`, bench.headers, 2);
@@ -126,9 +122,7 @@ async function benchPglite() {
     printTable([bareBefore, authed, bareAfter]);
     verdict("c/a on PGlite (a before and after)", ratioToBracket(authed, bareBefore, bareAfter), 0.5);
     cpuRatio(authed, bareBefore, bareAfter);
-  } finally {
-    await bench.stop();
-  }
+  });
 }
 
 /** process.hrtime in µs: the clock of a .cpuprofile's timestamps (CLOCK_MONOTONIC) on Linux. */
@@ -136,9 +130,12 @@ const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
 
 async function profile(backend: Backend) {
   const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), "panel-cpuprofile-"));
-  const bench = await benchServer(backend, ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]);
   const windows: { label: string; from: number; to: number; requests: number }[] = [];
-  try {
+  let profiled: TestServer | undefined;
+  // The profile is written at exit: a long one takes a while.
+  const profiling = { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`], stopGraceMs: 120_000 };
+  await withBenchServer(backend, async (bench) => {
+    profiled = bench.server;
     const base = bench.server.baseUrl;
     await measure("warm-up", `${base}${BARE}`, {}, 2);
     await measure("warm-up", `${base}${CLIENT_DOMAINS}`, bench.headers, 2);
@@ -150,10 +147,7 @@ async function profile(backend: Backend) {
       const result = await measure(label, url, headers);
       windows.push({ label, from, to: monotonicMicros(), requests: result.requests });
     }
-  } finally {
-    // The profile is written at exit: a long one takes a while.
-    await bench.stop(120_000);
-  }
+  }, profiling);
   // Each thread writes a profile (tsx's module loader runs in one of its own): the server's
   // is the one that was busy while the routes were measured.
   const profiles = fs
@@ -161,13 +155,13 @@ async function profile(backend: Backend) {
     .map((name) => path.join(profileDir, name))
     .map((file) => ({ file, profile: JSON.parse(fs.readFileSync(file, "utf8")) as CpuProfile }));
   const busy = (profile: CpuProfile) => windows.reduce((ms, window) => ms + summariseProfile(profile, window).totalMs, 0);
-  const server = profiles.sort((x, y) => busy(y.profile) - busy(x.profile))[0];
-  if (!server) throw new Error(`the server (exit ${bench.server.process.exitCode}, signal ${bench.server.process.signalCode}) wrote no profile; its output:\n${bench.server.output().slice(-3000)}`);
+  const serverProfile = profiles.sort((x, y) => busy(y.profile) - busy(x.profile))[0];
+  if (!serverProfile) throw new Error(`the server (exit ${profiled?.process.exitCode}, signal ${profiled?.process.signalCode}) wrote no profile; its output:\n${profiled?.output().slice(-3000)}`);
   for (const window of windows) {
     console.log(`\n### ${window.label} on ${backend}, profiled\n`);
-    console.log(formatSummary(summariseProfile(server.profile, window), window.requests));
+    console.log(formatSummary(summariseProfile(serverProfile.profile, window), window.requests));
   }
-  console.log(`\nProfile: ${server.file} (open it in Chrome DevTools or speedscope for the call tree)`);
+  console.log(`\nProfile: ${serverProfile.file} (open it in Chrome DevTools or speedscope for the call tree)`);
 }
 
 buildIfNeeded();

@@ -6,8 +6,7 @@ import { domains, hostingAccounts, plans } from "@/db/schema";
 import { createZone, nextSerial } from "@/lib/dns/zone";
 import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
 import { syncAllSites } from "@/lib/hosting/service";
-import { createTestDatabase } from "../tests/support/database";
-import { verdict } from "./support";
+import { verdict, withBenchDatabase } from "./support";
 
 // (h) Start-up at scale: 10,000 domains (1,000 accounts × 10) on PostgreSQL, the work server.ts
 // does before it listens — every zone file and every nginx server block from the database, the
@@ -37,51 +36,48 @@ async function main() {
     PHP_FPM_POOL_DIR: path.join(root, "pools", "{version}"),
     PHP_FPM_SOCKET_DIR: path.join(root, "run"),
   });
-  const database = await createTestDatabase("postgres");
-  const connection = await database.open();
   try {
-    const db = connection.db;
-    const [plan] = await db.select({ id: plans.id }).from(plans);
-    const accounts = await db
-      .insert(hostingAccounts)
-      .values(Array.from({ length: ACCOUNTS }, (_, i) => ({ username: `bench${i}`, domain: `bench${i}.example`, planId: plan.id })))
-      .returning({ id: hostingAccounts.id, username: hostingAccounts.username });
-    await db.transaction(async (tx) => {
-      for (const account of accounts) {
-        const rows = await tx
-          .insert(domains)
-          .values(
-            Array.from({ length: DOMAINS_PER_ACCOUNT }, (_, i) => ({
-              accountId: account.id,
-              domain: i === 0 ? `${account.username}.example` : `site${i}.${account.username}.example`,
-              domainType: "domain" as const,
-              domainPath: i === 0 ? "public_html" : `public_html/site${i}`,
-              soaSerial: nextSerial(0),
-            })),
-          )
-          .returning();
-        for (const row of rows) await createZone(tx, row);
-      }
+    await withBenchDatabase("postgres", async ({ db }) => {
+      const [plan] = await db.select({ id: plans.id }).from(plans);
+      const accounts = await db
+        .insert(hostingAccounts)
+        .values(Array.from({ length: ACCOUNTS }, (_, i) => ({ username: `bench${i}`, domain: `bench${i}.example`, planId: plan.id })))
+        .returning({ id: hostingAccounts.id, username: hostingAccounts.username });
+      await db.transaction(async (tx) => {
+        for (const account of accounts) {
+          const rows = await tx
+            .insert(domains)
+            .values(
+              Array.from({ length: DOMAINS_PER_ACCOUNT }, (_, i) => ({
+                accountId: account.id,
+                domain: i === 0 ? `${account.username}.example` : `site${i}.${account.username}.example`,
+                domainType: "domain" as const,
+                domainPath: i === 0 ? "public_html" : `public_html/site${i}`,
+                soaSerial: nextSerial(0),
+              })),
+            )
+            .returning();
+          for (const row of rows) await createZone(tx, row);
+        }
+      });
+      const timed = async (label: string) => {
+        const started = performance.now();
+        await syncAllZoneFiles(db);
+        const zonesDone = performance.now();
+        await syncAllSites(db);
+        const done = performance.now();
+        console.log(`${label}: zone files ${((zonesDone - started) / 1000).toFixed(2)} s, sites ${((done - zonesDone) / 1000).toFixed(2)} s`);
+        return (done - started) / 1000;
+      };
+      const first = await timed("first start");
+      const written = fs.readdirSync(path.join(root, "sites")).length;
+      if (written !== ACCOUNTS * DOMAINS_PER_ACCOUNT) throw new Error(`expected ${ACCOUNTS * DOMAINS_PER_ACCOUNT} server blocks, found ${written}`);
+      const restart = await timed("restart");
+      console.log(`\n(h) start-up work with ${written} domains (zone files + server blocks + nginx -t), PostgreSQL`);
+      verdict("first start, every file written (s)", first, 5, "<");
+      verdict("restart, nothing changed (s)", restart, 5, "<");
     });
-    const timed = async (label: string) => {
-      const started = performance.now();
-      await syncAllZoneFiles(db);
-      const zonesDone = performance.now();
-      await syncAllSites(db);
-      const done = performance.now();
-      console.log(`${label}: zone files ${((zonesDone - started) / 1000).toFixed(2)} s, sites ${((done - zonesDone) / 1000).toFixed(2)} s`);
-      return (done - started) / 1000;
-    };
-    const first = await timed("first start");
-    const written = fs.readdirSync(path.join(root, "sites")).length;
-    if (written !== ACCOUNTS * DOMAINS_PER_ACCOUNT) throw new Error(`expected ${ACCOUNTS * DOMAINS_PER_ACCOUNT} server blocks, found ${written}`);
-    const restart = await timed("restart");
-    console.log(`\n(h) start-up work with ${written} domains (zone files + server blocks + nginx -t), PostgreSQL`);
-    verdict("first start, every file written (s)", first, 5, "<");
-    verdict("restart, nothing changed (s)", restart, 5, "<");
   } finally {
-    await connection.close();
-    await database.drop();
     fs.rmSync(root, { recursive: true, force: true });
   }
 }

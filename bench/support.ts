@@ -1,5 +1,29 @@
 import fs from "node:fs";
 import autocannon from "autocannon";
+import type { Connection } from "@/db/client";
+import { type Backend, createTestDatabase, type TestDatabase } from "../tests/support/database";
+
+/**
+ * Runs `use` on a fresh, migrated database of `backend` and an open connection to it; afterwards
+ * the connection is closed and the database dropped, whatever failed. `use` may close the
+ * connection early (a PGlite data dir must be free before a server opens it).
+ */
+export async function withBenchDatabase<T>(
+  backend: Backend,
+  use: (connection: Connection, database: TestDatabase) => Promise<T>,
+): Promise<T> {
+  const database = await createTestDatabase(backend);
+  let closing: Promise<void> | null = null;
+  let opened: Connection | null = null;
+  const close = () => (closing ??= opened ? opened.close() : Promise.resolve());
+  try {
+    opened = await database.open();
+    return await use({ ...opened, close }, database);
+  } finally {
+    await close();
+    await database.drop();
+  }
+}
 
 export interface Measurement {
   label: string;
