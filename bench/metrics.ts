@@ -7,7 +7,7 @@ import { computeMetricsStats } from "@/lib/metrics/service";
 import { systemSources } from "@/lib/metrics/sources";
 import type { Backend } from "../tests/support/database";
 import { startServer } from "../tests/support/server";
-import { measure, printTable, ratioToBracket, verdict, withBenchDatabase } from "./support";
+import { measure, printTable, ratioToBracket, verdict, warmUp, withBenchDatabase } from "./support";
 
 // Metrics bench (called from bench/run.ts):
 //   (d) GET /api/metrics/stats served from its 60 s cache, with an admin key, against the bare
@@ -100,8 +100,8 @@ export async function runMetricsBench() {
     try {
       const base = server.baseUrl;
       const headers = { "x-api-key": key.key, "x-api-secret": key.secret };
-      await measure("warm-up", `${base}/api/bench/bare`, {}, 2);
-      await measure("warm-up", `${base}/api/metrics/stats`, headers, 2);
+      await warmUp(`${base}/api/bench/bare`);
+      await warmUp(`${base}/api/metrics/stats`, headers);
       const bareBefore = await measure("(a) bare constant JSON, before", `${base}/api/bench/bare`);
       const stats = await measure("(d) GET /api/metrics/stats, cached, with key", `${base}/api/metrics/stats`, headers);
       const bareAfter = await measure("(a) bare constant JSON, after", `${base}/api/bench/bare`);

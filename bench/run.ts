@@ -9,10 +9,10 @@ import { buildIfNeeded } from "../scripts/build-if-needed";
 import type { Backend } from "../tests/support/database";
 import { startServer, type TestServer } from "../tests/support/server";
 import { type CpuProfile, formatSummary, summariseProfile } from "./cpuprofile";
-import { type Measurement, measure, printTable, ratioToBracket, verdict, withBenchDatabase } from "./support";
+import { type Measurement, measure, printTable, ratioToBracket, verdict, warmUp, withBenchDatabase } from "./support";
 
 // `npm run bench`: the production server, autocannon at 32 connections, 10 s per route
-// (BENCH_SECONDS), each route warmed up alike first.
+// (BENCH_SECONDS), each route warmed up alike first (10 s each, BENCH_WARMUP_SECONDS: see warmUp).
 //   On PostgreSQL (a fresh database on TEST_POSTGRES_URL's server):
 //     (a) a bare route returning constant JSON
 //     (b) the account-scoped list of GET /api/client/domains without authentication
@@ -92,9 +92,9 @@ async function benchPostgres() {
   await withBenchServer("postgres", async (bench) => {
     const run = measureOn(bench);
     const unauthenticated = `/api/bench/account-domains?account=${bench.accountId}`;
-    await measure("warm-up", `${bench.server.baseUrl}${BARE}`, {}, 2);
-    await measure("warm-up", `${bench.server.baseUrl}${unauthenticated}`, {}, 2);
-    await measure("warm-up", `${bench.server.baseUrl}${CLIENT_DOMAINS}`, bench.headers, 2);
+    await warmUp(`${bench.server.baseUrl}${BARE}`);
+    await warmUp(`${bench.server.baseUrl}${unauthenticated}`);
+    await warmUp(`${bench.server.baseUrl}${CLIENT_DOMAINS}`, bench.headers);
     const bareBefore = await run("(a) bare constant JSON, before", BARE);
     const queryBefore = await run("(b) same list query, no auth, before", unauthenticated);
     const authed = await run("(c) GET /api/client/domains with key", CLIENT_DOMAINS, bench.headers);
@@ -113,8 +113,8 @@ async function benchPostgres() {
 async function benchPglite() {
   await withBenchServer("pglite", async (bench) => {
     const run = measureOn(bench);
-    await measure("warm-up", `${bench.server.baseUrl}${BARE}`, {}, 2);
-    await measure("warm-up", `${bench.server.baseUrl}${CLIENT_DOMAINS}`, bench.headers, 2);
+    await warmUp(`${bench.server.baseUrl}${BARE}`);
+    await warmUp(`${bench.server.baseUrl}${CLIENT_DOMAINS}`, bench.headers);
     const bareBefore = await run("(a) bare constant JSON, before", BARE);
     const authed = await run("(c) GET /api/client/domains with key", CLIENT_DOMAINS, bench.headers);
     const bareAfter = await run("(a) bare constant JSON, after", BARE);
@@ -137,8 +137,8 @@ async function profile(backend: Backend) {
   await withBenchServer(backend, async (bench) => {
     profiled = bench.server;
     const base = bench.server.baseUrl;
-    await measure("warm-up", `${base}${BARE}`, {}, 2);
-    await measure("warm-up", `${base}${CLIENT_DOMAINS}`, bench.headers, 2);
+    await warmUp(`${base}${BARE}`);
+    await warmUp(`${base}${CLIENT_DOMAINS}`, bench.headers);
     for (const [label, url, headers] of [
       ["(a) bare constant JSON", `${base}${BARE}`, {}],
       ["(c) GET /api/client/domains with key", `${base}${CLIENT_DOMAINS}`, bench.headers],

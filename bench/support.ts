@@ -79,6 +79,17 @@ export async function measure(
   };
 }
 
+/**
+ * Load on one route before anything is measured (BENCH_WARMUP_SECONDS, default 10): a fresh
+ * server is slow for its first half minute under load. V8 compiles hot JavaScript and, for PGlite,
+ * the backend's WebAssembly to optimised code on background threads: measured on PGlite, (c)
+ * cost 7.6 ms of CPU a request in its first 5 s, 2.2 ms in the next 5, and 1.5–1.8 ms after
+ * 15 s. That compiling is also counted in the server's CPU of whatever runs meanwhile.
+ */
+export async function warmUp(url: string, headers: Record<string, string> = {}) {
+  await measure("warm-up", url, headers, Number(process.env.BENCH_WARMUP_SECONDS ?? 10));
+}
+
 export function printTable(rows: Measurement[]) {
   console.log(
     "\n| route | req/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs/request |\n|---|---:|---:|---:|---:|---:|---:|",
