@@ -3,6 +3,7 @@ import type { Queryable } from "@/db/client";
 import { preparedQuery } from "@/db/prepared";
 import { dnsRecords, domains } from "@/db/schema";
 import { env } from "@/lib/env";
+import { notFound } from "@/lib/errors";
 
 // A domain's zone lives in dns_records; its SOA serial (YYYYMMDDnn) in domains.soa_serial and in
 // the SOA record's content. Every change of a zone locks it (lockZone) and goes through
@@ -51,12 +52,13 @@ export interface LockedZone {
 const lockedZoneColumns = { id: domains.id, domain: domains.domain, soaSerial: domains.soaSerial };
 
 /**
- * Locks the zone's domain row for the rest of the transaction. Every change of a zone takes it
- * before reading what it checks, so two concurrent changes at one name are checked one after the
- * other, and serials stay monotonic.
+ * Locks the zone's domain row for the rest of the transaction (404 if it was deleted meanwhile).
+ * Every change of a zone takes it before reading what it checks, so two concurrent changes at one
+ * name are checked one after the other, and serials stay monotonic.
  */
 export async function lockZone(tx: Queryable, domainId: number): Promise<LockedZone> {
   const [zone] = await tx.select(lockedZoneColumns).from(domains).where(eq(domains.id, domainId)).for("update");
+  if (!zone) throw notFound("Domain");
   return zone;
 }
 

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import os from "node:os";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { asc, eq, sql } from "drizzle-orm";
 import type { Connection } from "@/db/client";
@@ -11,7 +13,17 @@ import {
 } from "@/db/schema";
 import { createCollector } from "@/lib/metrics/collector";
 import { groupServices } from "@/lib/metrics/services";
-import { type MetricsSources, type NetworkCounters, parseProcNetDev, type ProcessReading, systemSources } from "@/lib/metrics/sources";
+import {
+  createProcessReader,
+  type MetricsSources,
+  type NetworkCounters,
+  parseProcessStat,
+  parseProcNetDev,
+  parseResidentBytes,
+  parseTotalJiffies,
+  type ProcessReading,
+  systemSources,
+} from "@/lib/metrics/sources";
 import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
 
 // The collector against a real database, in process, with scripted sources (so each reading is
@@ -123,6 +135,37 @@ describe("service grouping", () => {
       txErrors: 3,
       txDrops: 4,
     });
+  });
+});
+
+describe("processes from /proc", () => {
+  test("/proc/PID/stat and status are parsed, also a name with spaces and parentheses", () => {
+    const stat = "4242 (php-fpm: pool (a) b) S 4200 4242 4242 0 -1 4194560 320 0 0 0 150 75 0 0 20 0 1 0 123 1000 200";
+    assert.deepEqual(parseProcessStat(stat), { pid: 4242, name: "php-fpm: pool (a) b", parentPid: 4200, cpuJiffies: 225 });
+    assert.equal(parseProcessStat("garbage"), null);
+    assert.equal(parseResidentBytes("Name:\tnginx\nVmRSS:\t    5120 kB\nThreads:\t1\n"), 5120 * 1024);
+    assert.equal(parseResidentBytes("Name:\tkthreadd\nThreads:\t1\n"), 0, "a kernel thread has no VmRSS");
+    assert.equal(parseTotalJiffies("cpu  10 20 30 40 5 0 1 0 0 0\ncpu0 5 10 15 20 2 0 0 0 0 0\n"), 106);
+  });
+
+  test("a busy child of this process shows with its name, parent, memory and CPU since the last reading", async () => {
+    const read = createProcessReader();
+    const busy = spawn(process.execPath, ["-e", "const end = Date.now() + 5000; while (Date.now() < end) {}"]);
+    try {
+      await read();
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const reading = (await read()).find((p) => p.pid === busy.pid);
+      assert.ok(reading, "the child is listed");
+      assert.equal(reading.name, "node");
+      assert.equal(reading.parentPid, process.pid);
+      assert.ok(reading.rssBytes > 10 * MB, `rss ${reading.rssBytes}`);
+      assert.ok(Math.abs(reading.memoryPercent - (reading.rssBytes / os.totalmem()) * 100) < 1e-9);
+      // A busy loop on one core for the last second: up to 100 / cores, less when it had to share.
+      const oneCore = 100 / os.availableParallelism();
+      assert.ok(reading.cpuPercent > 1 && reading.cpuPercent <= oneCore + 1, `cpu ${reading.cpuPercent} % (one core: ${oneCore} %)`);
+    } finally {
+      busy.kill();
+    }
   });
 });
 
