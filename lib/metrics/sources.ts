@@ -1,5 +1,4 @@
-import fsSync from "node:fs";
-import fs from "node:fs/promises";
+import fs from "node:fs";
 import os from "node:os";
 import si from "systeminformation";
 
@@ -111,7 +110,7 @@ export const systemSources: MetricsSources = {
   },
   async networkCounters() {
     if (process.platform !== "linux") throw new Error("network counters are read from /proc/net/dev (Linux only)");
-    return parseProcNetDev(await fs.readFile("/proc/net/dev", "utf8"));
+    return parseProcNetDev(fs.readFileSync("/proc/net/dev", "utf8"));
   },
   processes: createProcessReader(),
 };
@@ -150,7 +149,7 @@ export function parseResidentBytes(status: string): number {
  */
 function readProcFile(path: string): string | null {
   try {
-    return fsSync.readFileSync(path, "utf8");
+    return fs.readFileSync(path, "utf8");
   } catch {
     return null;
   }
@@ -165,9 +164,9 @@ export function createProcessReader(): () => Promise<ProcessReading[]> {
   let previous: { totalJiffies: number; cpuJiffies: Map<number, number> } | null = null;
   return async () => {
     if (process.platform !== "linux") throw new Error("processes are read from /proc (Linux only)");
-    const totalJiffies = parseTotalJiffies(fsSync.readFileSync("/proc/stat", "utf8"));
+    const totalJiffies = parseTotalJiffies(fs.readFileSync("/proc/stat", "utf8"));
     const totalMemoryBytes = os.totalmem();
-    const readings = fsSync
+    const readings = fs
       .readdirSync("/proc")
       .filter((entry) => /^\d+$/.test(entry))
       .map((pid) => {

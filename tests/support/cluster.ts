@@ -53,11 +53,8 @@ export async function createCluster(): Promise<Cluster> {
   // Stopped whatever state it is in (a start that timed out may have left a postmaster running);
   // pg_ctl's "no server running" is not an error here.
   const removeCluster = async () => {
-    try {
-      await pgCtl("stop", "-m", "immediate").catch(() => {});
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    await pgCtl("stop", "-m", "immediate").catch(() => {});
+    fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
     await runAsPostgres(path.join(bin, "initdb"), ["-D", dataDir, "-U", "postgres", "-A", "trust", "--no-sync"]);
