@@ -6,6 +6,7 @@ import { prepareDatabase } from "@/db/prepare";
 import { announceAdminSetup } from "@/lib/admins/setup";
 import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
 import { ConfigError, env } from "@/lib/env";
+import { loadEnvFile } from "@/lib/env-file";
 import { syncAllSites } from "@/lib/hosting/service";
 import { BODY_TOO_LARGE_MESSAGE, declaresTooLargeBody } from "@/lib/http/body";
 import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from "@/lib/http/client-address";
@@ -26,6 +27,8 @@ function sendJson(res: http.ServerResponse, status: number, body: object, header
 }
 
 export async function startServer(): Promise<http.Server> {
+  // panel.env, the same file `npm run panel` reads, so both find the same database.
+  loadEnvFile();
   const config = env();
   // next-auth builds its callback URLs from NEXTAUTH_URL.
   process.env.NEXTAUTH_URL ??= config.publicUrl;

@@ -5,6 +5,7 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
+import { sql } from "drizzle-orm";
 import postgres from "postgres";
 import { env } from "@/lib/env";
 import { PreparingPGlite } from "./pglite";
@@ -162,6 +163,53 @@ async function followAuthGeneration(client: PreparingPGlite): Promise<() => numb
     throw error;
   }
   return () => value;
+}
+
+/** The target has no panel database (nothing there, or no panel tables in it). */
+export class NoPanelDatabaseError extends Error {
+  constructor(readonly where: string) {
+    super(`No panel database at ${where}`);
+  }
+}
+
+/** Where a target points, for messages: the data dir, or the URL without its password. */
+export function describeTarget(target: DatabaseTarget): string {
+  if ("dataDir" in target) return target.dataDir;
+  try {
+    const url = new URL(target.url);
+    if (url.password) url.password = "***";
+    return url.toString();
+  } catch {
+    return "DATABASE_URL";
+  }
+}
+
+/** PGlite writes PG_VERSION when it initialises a cluster, so a data dir without one holds none. */
+const hasPgliteCluster = (dataDir: string) => fs.existsSync(path.join(dataDir, "pglite", "PG_VERSION"));
+
+/**
+ * Opens the panel database only if it is there. Only the server creates one (an empty PGlite
+ * dir on first start, the tables in an empty PostgreSQL database); every other process (the
+ * command line) would otherwise make a second, empty panel out of a wrong or missing setting.
+ * Nothing is created here: not the data dir, not a table. A panel database with pending
+ * migrations is still opened (the caller may apply them).
+ */
+export async function openExistingConnection(target: DatabaseTarget): Promise<Connection> {
+  if ("dataDir" in target && !hasPgliteCluster(target.dataDir)) throw new NoPanelDatabaseError(describeTarget(target));
+  const opened = await openConnection(target);
+  try {
+    const rows = await opened.db.execute(sql`
+      SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AND to_regclass('public.plans') IS NOT NULL AS present`);
+    const [row] = (Array.isArray(rows) ? rows : (rows as unknown as { rows: { present: boolean }[] }).rows) as { present: boolean }[];
+    if (!row?.present) throw new NoPanelDatabaseError(describeTarget(target));
+    return opened;
+  } catch (error) {
+    await opened.close();
+    // PostgreSQL: the database named in the URL does not exist (drizzle wraps the driver's error).
+    const code = (error as { cause?: { code?: string } }).cause?.code ?? (error as { code?: string }).code;
+    if (code === "3D000") throw new NoPanelDatabaseError(describeTarget(target));
+    throw error;
+  }
 }
 
 export function configuredTarget(): DatabaseTarget {

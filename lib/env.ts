@@ -90,6 +90,9 @@ const envSchema = z.object({
 
 export type Env = ReturnType<typeof loadEnv>;
 
+/** Every variable the panel reads (the configuration file may set only these: lib/env-file.ts). */
+export const settingNames: readonly string[] = Object.keys(envSchema.shape);
+
 export class ConfigError extends Error {}
 
 function loadEnv(source: NodeJS.ProcessEnv) {

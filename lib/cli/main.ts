@@ -1,6 +1,13 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { type Connection, configuredTarget, DataDirLockedError, type Database, openConnection } from "@/db/client";
+import {
+  type Connection,
+  configuredTarget,
+  DataDirLockedError,
+  type Database,
+  NoPanelDatabaseError,
+  openExistingConnection,
+} from "@/db/client";
 import { prepareDatabase } from "@/db/prepare";
 import { suspendAccount, terminateAccount, unsuspendAccount } from "@/lib/accounts/lifecycle";
 import { ADMIN } from "@/lib/accounts/manager";
@@ -9,6 +16,7 @@ import { createAdminUser, findAdminByEmail, listAdminUsers, setAdminEnabled, set
 import { createApiKey, deleteApiKey, getApiKey, listApiKeys, setApiKeyEnabled } from "@/lib/api-keys/service";
 import type { Actor } from "@/lib/audit/service";
 import { ConfigError } from "@/lib/env";
+import { type EnvFile, loadEnvFile } from "@/lib/env-file";
 import { AppError, notFound } from "@/lib/errors";
 import { addPhpVersion, listPhpVersions } from "@/lib/php/service";
 import { createPlan } from "@/lib/plans/service";
@@ -16,7 +24,9 @@ import { createReseller, findResellerByUsername } from "@/lib/resellers/service"
 
 // `npm run panel -- <resource> <action> [options]`: what an operator scripts, on the same
 // services as the web UI and the API. With --json each command prints exactly one JSON object
-// on one line; errors go to stderr with exit code 1 (2 for usage and configuration).
+// on one line; errors go to stderr with exit code 1 (2 for usage and configuration). It reads
+// the server's configuration (panel.env, lib/env-file.ts) and opens only an existing panel
+// database: a wrong or missing setting must not start a second, empty panel.
 
 const USAGE = `Usage: npm run panel -- <command> [--json]
 
@@ -281,6 +291,14 @@ const commands: Record<string, Command> = {
   },
 };
 
+function noDatabaseMessage(error: NoPanelDatabaseError, envFile: EnvFile | undefined): string {
+  const file = envFile ? `${envFile.path}${envFile.found ? "" : " (absent)"}` : "panel.env";
+  return (
+    `${error.message}; start the panel once (npm start creates it and, on a fresh install, prints a link ` +
+    `that sets up the first admin) or set DATABASE_URL (or DATA_DIR) to the server's, in ${file}.`
+  );
+}
+
 function describeError(error: unknown): string {
   if (error instanceof AppError) {
     const fields = Object.entries(error.fieldErrors ?? {}).map(([field, messages]) => `  ${field}: ${messages.join("; ")}`);
@@ -309,8 +327,10 @@ export async function runCli(argv: string[]): Promise<number> {
   }
 
   let connection: Connection | undefined;
+  let envFile: EnvFile | undefined;
   try {
-    connection = await openConnection(configuredTarget());
+    envFile = loadEnvFile();
+    connection = await openExistingConnection(configuredTarget());
     await prepareDatabase(connection);
     const result = await command(connection.db, options, args);
     console.log(options.json ? JSON.stringify(result.json) : result.text);
@@ -318,6 +338,10 @@ export async function runCli(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof UsageError) {
       console.error(`${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (error instanceof NoPanelDatabaseError) {
+      console.error(noDatabaseMessage(error, envFile));
       return 2;
     }
     if (error instanceof ConfigError || error instanceof DataDirLockedError) {
