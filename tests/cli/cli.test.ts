@@ -1,11 +1,14 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { and, eq, like } from "drizzle-orm";
+import postgres from "postgres";
 import { adminUsers, auditLog } from "@/db/schema";
 import { verifyPassword } from "@/lib/admins/password";
-import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
+import { createPreparedTestDatabase, createTestDatabase, type TestDatabase, testBackends } from "../support/database";
 import { apiClient } from "../support/http";
 import { startServer } from "../support/server";
 
@@ -17,9 +20,16 @@ interface CliResult {
   stderr: string;
 }
 
-function panel(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+/**
+ * The CLI with `env` over this process's environment (a name given as undefined is left out) and
+ * no configuration file unless `env` names one or leaves PANEL_ENV_FILE out.
+ */
+function panel(env: Record<string, string | undefined>, ...args: string[]): Promise<CliResult> {
   const tsx = path.join(process.cwd(), "node_modules", ".bin", "tsx");
-  const child = spawn(tsx, ["lib/cli/main.ts", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(tsx, ["lib/cli/main.ts", ...args], {
+    env: { ...process.env, PANEL_ENV_FILE: "/dev/null", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk) => (stdout += chunk));
@@ -38,13 +48,146 @@ function onlyJsonObject(result: CliResult) {
   return value;
 }
 
+/** Nothing from this process's environment says where the database is, nor names a file. */
+const unconfigured = { DATABASE_URL: undefined, DATA_DIR: undefined, ZONES_DIR: undefined, PANEL_ENV_FILE: undefined };
+
+/** The lines of a configuration file naming `database`. */
+const envFileFor = (database: TestDatabase) =>
+  ["DATABASE_URL", "DATA_DIR", "ZONES_DIR"]
+    .filter((name) => database.env[name] !== undefined)
+    .map((name) => `${name}=${database.env[name]}\n`)
+    .join("");
+
+/** Writes panel.env where the rule says, the working directory (the project's, as npm sets it), for the time of `use`. */
+async function withProjectEnvFile(content: string, use: () => Promise<void>): Promise<void> {
+  const file = path.join(process.cwd(), "panel.env");
+  assert.ok(!fs.existsSync(file), `${file} exists: move it away to run this test`);
+  fs.writeFileSync(file, content);
+  try {
+    await use();
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
+const NO_DATABASE = /^No panel database at (.+); start the panel once \(npm start creates it and, on a fresh install, prints a link that sets up the first admin\) or set DATABASE_URL/;
+
+test("with no database configured the command line says so, exits 2 and creates nothing", async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-cli-nothing-"));
+  try {
+    const missing = path.join(root, "data");
+    for (const args of [["php", "list"], ["admin", "create", "--email", "a@example.com", "--password", "long enough pw"]]) {
+      const result = await panel({ ...unconfigured, DATA_DIR: missing, PANEL_ENV_FILE: "/dev/null" }, ...args, "--json");
+      assert.equal(result.code, 2, result.stderr);
+      assert.equal(result.stdout, "");
+      assert.equal(result.stderr.match(NO_DATABASE)?.[1], missing, result.stderr);
+    }
+    assert.deepEqual(fs.readdirSync(root), [], "no data dir created");
+
+    const empty = fs.mkdtempSync(path.join(root, "empty-"));
+    const result = await panel({ ...unconfigured, DATA_DIR: empty, PANEL_ENV_FILE: "/dev/null" }, "account", "list");
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, NO_DATABASE);
+    assert.deepEqual(fs.readdirSync(empty), [], "nothing created in an existing empty data dir");
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("a bad configuration file stops the command line with its name and line", async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-cli-envfile-"));
+  try {
+    const file = path.join(root, "panel.env");
+    for (const [content, message] of [
+      ["# the panel\nDATA_DIR=/srv/panel\nPORT 3000\n", "line 3: expected NAME=value"],
+      ["DATABSE_URL=postgres://db/panel\n", "line 1: unknown setting DATABSE_URL"],
+      ["PORT=3000\nPORT=3001\n", "line 2: PORT is already set on line 1"],
+      ['AUTH_SECRET="not closed\n', "line 1: the value of AUTH_SECRET opens a quote it does not close"],
+      ["AUTH_SECRET=abc#def\n", "line 1: quote the value of AUTH_SECRET"],
+    ]) {
+      fs.writeFileSync(file, content);
+      const result = await panel({ ...unconfigured, PANEL_ENV_FILE: file }, "php", "list");
+      assert.equal(result.code, 2, content);
+      assert.equal(result.stdout, "");
+      assert.ok(result.stderr.startsWith(`Invalid configuration file ${file}, ${message}`), result.stderr);
+    }
+    const absent = await panel({ ...unconfigured, PANEL_ENV_FILE: path.join(root, "nope.env") }, "php", "list");
+    assert.equal(absent.code, 2);
+    assert.match(absent.stderr, /Cannot read the configuration file .*nope\.env \(PANEL_ENV_FILE\): ENOENT/);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+for (const backend of testBackends()) {
+  describe(`the command line and the server read one configuration (${backend})`, () => {
+    let database: TestDatabase | undefined;
+    let root: string;
+    before(async () => {
+      if (backend === "postgres") database = await createTestDatabase(backend);
+      root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-cli-config-"));
+    });
+    after(async () => {
+      await database?.drop();
+      if (root) fs.rmSync(root, { recursive: true, force: true });
+    });
+
+    test("a server started from a configuration file creates the database the command line then finds there", async () => {
+      // PGlite: a data dir that does not exist yet; PostgreSQL: a database without tables.
+      const place = backend === "pglite" ? `DATA_DIR=${path.join(root, "data")}\n` : `DATABASE_URL=${database!.env.DATABASE_URL}\nDATA_DIR=${path.join(root, "data")}\n`;
+      const file = path.join(root, "server.env");
+      fs.writeFileSync(file, `# written by the test\n${place}ZONES_DIR=${path.join(root, "zones")}\n`);
+
+      const beforeStart = await panel({ ...unconfigured, PANEL_ENV_FILE: file }, "admin", "list");
+      assert.equal(beforeStart.code, 2, "no database before the first start");
+      assert.match(beforeStart.stderr, NO_DATABASE);
+
+      const server = await startServer({ ...unconfigured, PANEL_ENV_FILE: file });
+      try {
+        assert.match(server.output(), backend === "pglite" ? /storage: pglite/ : /storage: postgres/);
+      } finally {
+        await server.stop();
+      }
+      const created = onlyJsonObject(await panel({ ...unconfigured, PANEL_ENV_FILE: file }, "admin", "create", "--email", "first@example.com", "--password", "long enough pw", "--json"));
+      assert.equal(created.email, "first@example.com");
+      const listed = onlyJsonObject(await panel({ ...unconfigured, PANEL_ENV_FILE: file }, "admin", "list", "--json"));
+      assert.deepEqual(listed.admins.map((admin: { email: string }) => admin.email), ["first@example.com"]);
+    });
+
+    if (backend === "postgres") {
+      test("a PostgreSQL database without the panel's tables (or none at all) is refused, and left without tables", async () => {
+        const empty = await createTestDatabase("postgres");
+        try {
+          const result = await panel({ ...unconfigured, DATABASE_URL: empty.env.DATABASE_URL }, "php", "add", "--version", "8.3");
+          assert.equal(result.code, 2, result.stderr);
+          assert.match(result.stderr, NO_DATABASE);
+          const connection = postgres(empty.env.DATABASE_URL, { max: 1, onnotice: () => {} });
+          try {
+            const [{ count }] = await connection`select count(*)::int as count from information_schema.tables where table_schema in ('public', 'drizzle')`;
+            assert.equal(count, 0, "no table created");
+          } finally {
+            await connection.end();
+          }
+        } finally {
+          await empty.drop();
+        }
+        const url = new URL(database!.env.DATABASE_URL);
+        url.pathname = "/panel_test_no_such_database";
+        const missing = await panel({ ...unconfigured, DATABASE_URL: url.toString() }, "php", "list");
+        assert.equal(missing.code, 2, missing.stderr);
+        assert.equal(missing.stderr.match(NO_DATABASE)?.[1], url.toString());
+      });
+    }
+  });
+}
+
 for (const backend of testBackends()) {
   describe(`command line (${backend})`, () => {
     let database: TestDatabase;
     const run = (...args: string[]) => panel(database.env, ...args);
 
     before(async () => {
-      database = await createTestDatabase(backend);
+      database = await createPreparedTestDatabase(backend);
     });
     after(async () => {
       await database?.drop();
@@ -120,6 +263,21 @@ for (const backend of testBackends()) {
         assert.notEqual(result.code, 0, args.join(" "));
         assert.equal(result.stdout, "");
       }
+    });
+
+    test("panel.env in the working directory names the server's database; the environment wins over it", async () => {
+      await withProjectEnvFile(envFileFor(database), async () => {
+        const listed = onlyJsonObject(await panel(unconfigured, "account", "list", "--json"));
+        assert.deepEqual(listed.accounts.map((account: { username: string }) => account.username), ["plain", "shop"]);
+      });
+      const elsewhere = path.join(os.tmpdir(), `panel-cli-nowhere-${process.pid}`);
+      await withProjectEnvFile(`DATABASE_URL=postgres://127.0.0.1:1/nowhere\nDATA_DIR=${elsewhere}\n`, async () => {
+        // Set, even to an empty string (PGlite: no DATABASE_URL), beats the file.
+        const fromEnvironment = { ...unconfigured, DATABASE_URL: database.env.DATABASE_URL ?? "", DATA_DIR: database.env.DATA_DIR };
+        const listed = onlyJsonObject(await panel(fromEnvironment, "account", "list", "--json"));
+        assert.deepEqual(listed.accounts.map((account: { username: string }) => account.username), ["plain", "shop"]);
+        assert.equal(fs.existsSync(elsewhere), false);
+      });
     });
 
     test("errors go to stderr with a non-zero exit and nothing on stdout", async () => {

@@ -55,6 +55,17 @@ async function pgliteTemplate(): Promise<string> {
   return dir;
 }
 
+/**
+ * A test database as the server's first start leaves it (migrated, the default plan), for
+ * processes that only open an existing panel database: the command line.
+ */
+export async function createPreparedTestDatabase(backend: Backend): Promise<TestDatabase> {
+  const database = await createTestDatabase(backend);
+  await (await database.open()).close();
+  return database;
+}
+
+/** A fresh one: on PostgreSQL an empty database (the server migrates it), on PGlite a copy of the migrated template. */
 export async function createTestDatabase(backend: Backend): Promise<TestDatabase> {
   if (backend === "postgres") {
     const name = `panel_test_${process.pid}_${randomBytes(4).toString("hex")}`;

@@ -25,11 +25,12 @@ export async function freePort(): Promise<number> {
 }
 
 /**
+ * `env` is laid over this process's environment; a name given as undefined is left out.
  * `nodeArgs`: flags for the server's node process, e.g. `--cpu-prof`. Node runs server.ts through
  * tsx's loader in one process: the `tsx` command would put a parent in between that SIGKILLs a
  * server too busy to acknowledge SIGTERM within 30 ms, losing its shutdown (and any profile).
  */
-export async function startServer(env: Record<string, string>, nodeArgs: string[] = []): Promise<TestServer> {
+export async function startServer(env: Record<string, string | undefined>, nodeArgs: string[] = []): Promise<TestServer> {
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "server.ts"], {
     env: {
@@ -39,6 +40,8 @@ export async function startServer(env: Record<string, string>, nodeArgs: string[
       // Every response the tests see is also checked by its full zod schema (lib/http/response-shape.ts).
       PANEL_CHECK_RESPONSES: "1",
       PUBLIC_URL: `http://127.0.0.1:${port}`,
+      // No configuration file unless a test names one: a panel.env in the project is not the test's.
+      PANEL_ENV_FILE: "/dev/null",
       ...env,
       PORT: String(port),
     },
