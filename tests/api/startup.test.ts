@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
@@ -20,6 +22,20 @@ test("a bad configuration value stops the start with a message naming the variab
     const result = spawnSync(tsx, ["server.ts"], { env: { ...process.env, [name]: value }, encoding: "utf8", timeout: 60_000 });
     assert.notEqual(result.status, 0, name);
     assert.match(result.stderr, new RegExp(`Invalid configuration:[\\s\\S]*${name}`), name);
+  }
+});
+
+test("a bad line in the configuration file stops the start with the file's name and the line", () => {
+  const tsx = path.join(process.cwd(), "node_modules", ".bin", "tsx");
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-start-envfile-"));
+  try {
+    const file = path.join(root, "panel.env");
+    fs.writeFileSync(file, "PORT=3000\nDATA_DIR /srv/panel\n");
+    const result = spawnSync(tsx, ["server.ts"], { env: { ...process.env, PANEL_ENV_FILE: file }, encoding: "utf8", timeout: 60_000 });
+    assert.notEqual(result.status, 0);
+    assert.match(result.stderr, new RegExp(`Invalid configuration file ${file}, line 2: expected NAME=value`));
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
   }
 });
 
