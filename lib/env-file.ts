@@ -20,7 +20,7 @@ export interface EnvFile {
 }
 
 /** PANEL_ENV_FILE, else `panel.env` in the working directory. */
-export function envFilePath(source: NodeJS.ProcessEnv = process.env): { path: string; named: boolean } {
+export function envFilePath(source: Record<string, string | undefined> = process.env): { path: string; named: boolean } {
   const named = source.PANEL_ENV_FILE?.trim();
   return named ? { path: path.resolve(named), named: true } : { path: path.resolve(DEFAULT_ENV_FILE), named: false };
 }
@@ -73,7 +73,7 @@ export function parseEnvFile(text: string, fileName: string): Map<string, string
  * first thing in an entry point, before anything reads the configuration (env()). A file named
  * by PANEL_ENV_FILE must exist; the default one may be absent.
  */
-export function loadEnvFile(target: NodeJS.ProcessEnv = process.env): EnvFile {
+export function loadEnvFile(target: Record<string, string | undefined> = process.env): EnvFile {
   const { path: filePath, named } = envFilePath(target);
   let text: string;
   try {

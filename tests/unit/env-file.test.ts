@@ -55,7 +55,7 @@ test("the environment wins over the file, even with an empty value; the default 
   try {
     const file = path.join(root, "panel.env");
     fs.writeFileSync(file, "PORT=4000\nDATA_DIR=/from/file\nDATABASE_URL=postgres://file/db\n");
-    const target: NodeJS.ProcessEnv = { PANEL_ENV_FILE: file, PORT: "5000", DATABASE_URL: "" };
+    const target: Record<string, string | undefined> = { PANEL_ENV_FILE: file, PORT: "5000", DATABASE_URL: "" };
     assert.deepEqual(loadEnvFile(target), { path: file, found: true });
     assert.deepEqual(target, { PANEL_ENV_FILE: file, PORT: "5000", DATABASE_URL: "", DATA_DIR: "/from/file" });
 
