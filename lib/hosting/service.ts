@@ -15,6 +15,7 @@ import {
   removeSystemUser,
   setLoginShell,
 } from "@/lib/provisioning/homes";
+import { LinkInHomeError, pathComponents } from "@/lib/provisioning/home-files";
 import { applySites, renderSite, type Site, type SiteChange, siteSettings, writtenSiteDomains } from "@/lib/provisioning/nginx";
 import { eachLimited } from "@/lib/provisioning/system";
 import { assertPhpInstalled, type Pool, poolSocketPath, reloadPhp, removePool, writePool } from "@/lib/provisioning/php-fpm";
@@ -219,6 +220,12 @@ export async function provisionAccount(db: Queryable, accountId: number): Promis
   return undo;
 }
 
+/** Whether the relative path `part` is `whole` or one of the directories on the way to it. */
+const isOnPath = (part: string, whole: string) => {
+  const [parts, wholeParts] = [pathComponents(part), pathComponents(whole)];
+  return parts.every((name, index) => wholeParts[index] === name);
+};
+
 /** A new domain's document root and the account's sites, inside the domain's creating transaction. */
 export async function provisionDomain(db: Queryable, domainId: number): Promise<void> {
   if (!webHostingEnabled()) return;
@@ -229,8 +236,14 @@ export async function provisionDomain(db: Queryable, domainId: number): Promise<
     .where(eq(domains.id, domainId));
   if (row.path !== null) {
     const home = homeOf(row.username);
-    await createHome(home, fileOwner(row.username), env().webServerGroup);
-    await createDocumentRoot(home, path.join(home, row.path), fileOwner(row.username), env().webServerGroup);
+    try {
+      await createHome(home, fileOwner(row.username), env().webServerGroup);
+      await createDocumentRoot(home, path.join(home, row.path), fileOwner(row.username), env().webServerGroup);
+    } catch (error) {
+      // A link the customer put on the way: 422 naming domain_path when it is on that path.
+      if (error instanceof LinkInHomeError && isOnPath(error.relativePath, row.path)) throw error.forField("domain_path");
+      throw error;
+    }
   }
   await syncAccountSites(db, row.accountId);
 }

@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import fs from "node:fs/promises";
+import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { LinkInHomeError, listDirectory, openDirectoryIn, openFileIn, openTrustedDirectory } from "./home-files";
 
 // Visitor statistics with GoAccess over the web server's access logs,
 // ACCESS_LOG_DIR/<username>/<domain>.log in combined log format. GoAccess runs as a child
@@ -13,6 +14,9 @@ import { AppError } from "@/lib/errors";
 //   - the whole account (all its logs): pre-generated every VISITOR_STATS_PERIOD_MS (by
 //     lib/hosting/jobs.ts) into DATA_DIR/visitor-stats/<username>.json, and generated on
 //     demand the first time it is asked for before the job has run.
+// Logs are opened as ./home-files.ts says (a log or the account's log directory that is a link
+// → 422, never followed) and GoAccess reads the opened descriptors (/dev/fd/3…), not paths: the
+// logs are to move into the home's logs/, where the customer can put links.
 
 export const VISITOR_STATS_PERIOD_MS = 15 * 60 * 1000;
 const TIMEOUT_MS = 120_000;
@@ -21,22 +25,26 @@ const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 const accountLogDir = (username: string) => path.join(env().accessLogDir, username);
 const combinedReportPath = (username: string) => path.join(env().dataDir, "visitor-stats", `${username}.json`);
 
-/** Runs goaccess over `logFiles`; its JSON report (text). Missing or failing → 422. */
-export function runGoaccess(logFiles: string[], binary = "goaccess"): Promise<string> {
+/**
+ * Runs goaccess over the opened `logs` (handed to it as descriptors 3, 4…, never by path); its
+ * JSON report (text). Missing or failing → 422.
+ */
+export function runGoaccess(logs: FileHandle[], binary = "goaccess"): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, [...logFiles, "--log-format=COMBINED", "-o", "json", "--no-progress"], {
-      stdio: ["ignore", "pipe", "pipe"],
+    const descriptors = logs.map((_, index) => `/dev/fd/${index + 3}`);
+    const child = spawn(binary, [...descriptors, "--log-format=COMBINED", "-o", "json", "--no-progress"], {
+      stdio: ["ignore", "pipe", "pipe", ...logs.map((log) => log.fd)],
       timeout: TIMEOUT_MS,
     });
     const chunks: Buffer[] = [];
     let size = 0;
     let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
+    child.stdout!.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_OUTPUT_BYTES) child.kill("SIGKILL");
       else chunks.push(chunk);
     });
-    child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
+    child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
     child.on("error", (error: NodeJS.ErrnoException) => {
       reject(
         new AppError(
@@ -82,24 +90,68 @@ async function exists(file: string) {
   );
 }
 
-/** The report of one domain's log; no log → 404. */
-export async function domainReport(username: string, domain: string, binary?: string) {
-  const log = path.join(accountLogDir(username), `${domain}.log`);
-  if (!(await exists(log))) throw new AppError("NOT_FOUND", `No access log for ${domain}`);
-  return parseReport(await runGoaccess([log], binary));
+/** The account's log directory, opened without following a link; missing → null. */
+async function openAccountLogDir(username: string): Promise<FileHandle | null> {
+  const logRoot = await openTrustedDirectory(env().accessLogDir);
+  if (!logRoot) return null;
+  try {
+    return await openDirectoryIn(logRoot, username, "the log directory");
+  } finally {
+    await logRoot.close();
+  }
 }
 
-async function accountLogs(username: string): Promise<string[]> {
-  const dir = accountLogDir(username);
-  const names = await fs.readdir(dir).catch(() => [] as string[]);
-  return names.filter((name) => name.endsWith(".log")).sort().map((name) => path.join(dir, name));
+/** A refusal of ./home-files.ts as a 422 naming the request's field. */
+const rethrowFor = (field: string) => (error: unknown) => {
+  throw error instanceof LinkInHomeError ? error.forField(field) : error;
+};
+
+async function closeAll(handles: FileHandle[]) {
+  await Promise.all(handles.map((handle) => handle.close()));
+}
+
+/** The report of one domain's log; no log → 404; a log that is a link → 422 naming `domain`. */
+export async function domainReport(username: string, domain: string, binary?: string) {
+  const dir = await openAccountLogDir(username).catch(rethrowFor("domain"));
+  const log = dir ? await openFileIn(dir, `${domain}.log`).catch(rethrowFor("domain")).finally(() => dir.close()) : null;
+  if (!log) throw new AppError("NOT_FOUND", `No access log for ${domain}`);
+  try {
+    return parseReport(await runGoaccess([log], binary));
+  } finally {
+    await log.close();
+  }
+}
+
+/** Every *.log of the account, opened (the caller closes them); any of them a link → 422. */
+async function openAccountLogs(username: string): Promise<FileHandle[]> {
+  const dir = await openAccountLogDir(username);
+  if (!dir) return [];
+  const logs: FileHandle[] = [];
+  try {
+    const names = (await listDirectory(dir)).filter((name) => name.endsWith(".log")).sort();
+    for (const name of names) {
+      const log = await openFileIn(dir, name);
+      if (log) logs.push(log);
+    }
+    return logs;
+  } catch (error) {
+    await closeAll(logs);
+    throw error;
+  } finally {
+    await dir.close();
+  }
 }
 
 /** Regenerates the account's combined report file; false when the account has no logs. */
 export async function generateCombinedReport(username: string, binary?: string): Promise<boolean> {
-  const logs = await accountLogs(username);
+  const logs = await openAccountLogs(username);
   if (logs.length === 0) return false;
-  const json = await runGoaccess(logs, binary);
+  let json: string;
+  try {
+    json = await runGoaccess(logs, binary);
+  } finally {
+    await closeAll(logs);
+  }
   parseReport(json);
   const target = combinedReportPath(username);
   await fs.mkdir(path.dirname(target), { recursive: true });

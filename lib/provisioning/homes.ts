@@ -1,8 +1,9 @@
-import { execFile } from "node:child_process";
-import fs from "node:fs/promises";
+import { execFile, spawn } from "node:child_process";
+import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { AppError } from "@/lib/errors";
+import { makeDirectoryIn, openDirectoryIn, openDirectoryPath, openTrustedDirectory, removeTreeIn } from "./home-files";
 import { linuxUserExists } from "./passwd";
 
 // Home directories and Linux users of hosting accounts. A home is HOME_ROOT/<username>/
@@ -64,55 +65,100 @@ export async function removeSystemUser(username: string): Promise<void> {
 
 /**
  * Creates (or repairs) the home and its public_html and tmp, owned by `owner` (the account's
- * Linux user; null: the panel's own user) with the web server's group.
+ * Linux user; null: the panel's own user) with the web server's group. Each directory is made,
+ * opened and changed through handles (./home-files.ts): public_html or tmp replaced by a link
+ * → LinkInHomeError (422), and nothing outside the home is touched.
  */
 export async function createHome(home: string, owner: string | null, webGroup: string): Promise<void> {
   const { uid, gid } = await ids(owner, webGroup);
-  for (const [dir, mode] of [
-    [home, 0o750],
-    [path.join(home, "public_html"), 0o750],
-    [path.join(home, "tmp"), 0o700],
-  ] as const) {
-    await fs.mkdir(dir, { recursive: true });
-    await fs.chown(dir, uid, gid);
-    await fs.chmod(dir, mode);
+  await fs.mkdir(path.dirname(home), { recursive: true });
+  const homes = await openTrustedDirectory(path.dirname(home));
+  if (!homes) throw new Error(`no directory ${path.dirname(home)} for the homes`);
+  try {
+    const homeDir = await makeDirectoryIn(homes, path.basename(home), { uid, gid, mode: 0o750 }, { repair: true });
+    try {
+      for (const [name, mode] of [
+        ["public_html", 0o750],
+        ["tmp", 0o700],
+      ] as const) {
+        await (await makeDirectoryIn(homeDir, name, { uid, gid, mode }, { repair: true })).close();
+      }
+    } finally {
+      await homeDir.close();
+    }
+  } finally {
+    await homes.close();
   }
 }
 
-/** A domain's document root inside the home, made like public_html. */
+/** Opens the home (HOME_ROOT/<username>: HOME_ROOT is trusted, the home is not followed if a link); null when missing. */
+async function openHome(home: string): Promise<FileHandle | null> {
+  const homes = await openTrustedDirectory(path.dirname(home));
+  if (!homes) return null;
+  try {
+    return await openDirectoryIn(homes, path.basename(home));
+  } finally {
+    await homes.close();
+  }
+}
+
+/**
+ * A domain's document root inside the home, made like public_html: each missing directory on
+ * the way is made and given to the owner; a link on the way → LinkInHomeError (422), nothing made.
+ */
 export async function createDocumentRoot(home: string, documentRoot: string, owner: string | null, webGroup: string): Promise<void> {
   const relative = path.relative(home, documentRoot);
   if (relative.startsWith("..") || path.isAbsolute(relative)) throw new Error(`document root outside the home: ${documentRoot}`);
   const { uid, gid } = await ids(owner, webGroup);
-  let dir = home;
-  for (const part of relative.split(path.sep).filter(Boolean)) {
-    dir = path.join(dir, part);
-    const made = await fs.mkdir(dir).then(
-      () => true,
-      (error: NodeJS.ErrnoException) => {
-        if (error.code === "EEXIST") return false;
-        throw error;
-      },
-    );
-    if (made) {
-      await fs.chown(dir, uid, gid);
-      await fs.chmod(dir, 0o750);
-    }
+  const homeDir = await openHome(home);
+  if (!homeDir) throw new Error(`no home at ${home}`);
+  try {
+    await (await openDirectoryPath(homeDir, relative, { uid, gid, mode: 0o750 }))?.close();
+  } finally {
+    await homeDir.close();
   }
 }
 
-/** Termination only: the customer's files go with the account, never with a domain. */
+/**
+ * Termination only: the customer's files go with the account, never with a domain. Links are
+ * unlinked, never followed (removeTreeIn, ./home-files.ts).
+ */
 export async function removeHome(home: string): Promise<void> {
-  await fs.rm(home, { recursive: true, force: true });
+  const homes = await openTrustedDirectory(path.dirname(home));
+  if (!homes) return;
+  try {
+    await removeTreeIn(homes, path.basename(home));
+  } finally {
+    await homes.close();
+  }
 }
 
-/** The size of a directory tree in bytes, measured by `du` in a child process (never on the event loop). */
+/**
+ * The size of a home in bytes, measured by `du` in a child process (never on the event loop).
+ * du gets the home opened without following a link, as fd 3: -H follows only that argument
+ * (/dev/fd/3, the open directory), no link below it, and -x keeps it on the home's file system.
+ */
 export async function measureBytes(dir: string): Promise<number | null> {
+  const handle = await openHome(dir);
+  if (!handle) return null;
   try {
-    const { stdout } = await run("du", ["-s", "-B1", dir], { timeout: 10 * 60_000 });
-    return Number(stdout.split(/\s/)[0]);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT" || /No such file/.test((error as { stderr?: string }).stderr ?? "")) return null;
-    throw error;
+    return await new Promise<number>((resolve, reject) => {
+      const child = spawn("du", ["-s", "-B1", "-H", "-x", "--", "/dev/fd/3"], {
+        stdio: ["ignore", "pipe", "pipe", handle.fd],
+        timeout: 10 * 60_000,
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout!.on("data", (chunk) => (stdout += chunk));
+      child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
+      child.on("error", reject);
+      child.on("close", (code) => {
+        const bytes = Number(stdout.split(/\s/)[0]);
+        if (code === 0 && stdout && Number.isFinite(bytes)) resolve(bytes);
+        else reject(new Error(`du failed (exit ${code}): ${stderr.trim()}`));
+      });
+    });
+  } finally {
+    await handle.close();
   }
 }

@@ -95,7 +95,7 @@ test("a 200,000-line log is analysed in a child process: the event loop keeps ti
     last = now;
   }, 20);
   try {
-    const report = JSON.parse(await runGoaccess([big]));
+    const report = JSON.parse(await runGoaccess([await fs.promises.open(big)]));
     assert.equal(report.general.total_requests, 200_000);
   } finally {
     clearInterval(timer);
@@ -105,7 +105,7 @@ test("a 200,000-line log is analysed in a child process: the event loop keeps ti
 });
 
 test("422 saying so when GoAccess is missing", async () => {
-  await assert.rejects(runGoaccess([path.join(logDir, "alice", "alice.example.log")], "/nonexistent/goaccess"), (error: unknown) => {
+  await assert.rejects(runGoaccess([await fs.promises.open(path.join(logDir, "alice", "alice.example.log"))], "/nonexistent/goaccess"), (error: unknown) => {
     assert.ok(error instanceof AppError);
     assert.equal(error.code, "VALIDATION");
     assert.match(error.message, /GoAccess is not installed/);
