@@ -20,10 +20,6 @@ import { removeLinuxUsers, startWebServers, type WebServers } from "../support/w
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-traps-"));
 // nginx's workers (www-data) walk from / to each home; the account's user walks to the decoys.
 fs.chmodSync(root, 0o755);
-const decoy = path.join(root, "decoy");
-const decoyFile = path.join(decoy, "passwd");
-/** Root's only (0600), in combined log format: a report over it would show its lines. */
-const decoyLog = path.join(decoy, "secret.log");
 const bigDecoy = path.join(root, "big-decoy");
 const BIG_MB = 20;
 const createdUsers: string[] = [];
@@ -31,9 +27,6 @@ let servers: WebServers;
 let hostingEnv: Record<string, string>;
 
 before(async () => {
-  fs.mkdirSync(path.join(decoy, "sub"), { recursive: true, mode: 0o755 });
-  fs.writeFileSync(decoyFile, "root:x:0:0:root:/root:/bin/bash\n", { mode: 0o644 });
-  fs.writeFileSync(decoyLog, `192.0.2.7 - - [10/Oct/2026:13:55:36 +0000] "GET /secret HTTP/1.1" 200 42 "-" "curl/8.0"\n`, { mode: 0o600 });
   fs.mkdirSync(bigDecoy, { mode: 0o755 });
   fs.writeFileSync(path.join(bigDecoy, "blob"), randomBytes(BIG_MB * 1024 * 1024));
   servers = await startWebServers(root);
@@ -66,6 +59,31 @@ function snapshot(dir: string): Record<string, string> {
   return result;
 }
 
+/**
+ * A fresh decoy outside every home, root's: a directory (0755) with a subdirectory, a file
+ * (0644) and a log only root may read (0600, combined format: a report over it would show its
+ * "/secret" line). One per test, so each test's verdict is its own.
+ */
+function makeDecoy() {
+  const dir = fs.mkdtempSync(path.join(root, "decoy-"));
+  fs.chmodSync(dir, 0o755);
+  fs.mkdirSync(path.join(dir, "sub"), { mode: 0o755 });
+  const file = path.join(dir, "passwd");
+  fs.writeFileSync(file, "root:x:0:0:root:/root:/bin/bash\n", { mode: 0o644 });
+  const log = path.join(dir, "secret.log");
+  fs.writeFileSync(log, `192.0.2.7 - - [10/Oct/2026:13:55:36 +0000] "GET /secret HTTP/1.1" 200 42 "-" "curl/8.0"\n`, { mode: 0o600 });
+  const before = { decoy: snapshot(dir), big: snapshot(bigDecoy) };
+  return {
+    dir,
+    file,
+    log,
+    assertUntouched() {
+      assert.deepEqual(snapshot(dir), before.decoy, "the decoy outside the home is unchanged");
+      assert.deepEqual(snapshot(bigDecoy), before.big, "the big decoy outside the home is unchanged");
+    },
+  };
+}
+
 /** A command run as the account's Linux user, as the customer would over SSH or from PHP. */
 function asUser(username: string, ...command: string[]) {
   execFileSync("runuser", ["-u", username, "--", ...command], { stdio: "pipe" });
@@ -80,11 +98,9 @@ for (const backend of testBackends()) {
     const domain = `${username}.example`;
     const home = path.join(root, "home", username);
     let accountId: number;
-    let decoys: { decoy: Record<string, string>; big: Record<string, string> };
     before(async () => {
       createdUsers.push(username);
       env = await createEnvironment(backend, seedAdmin, hostingEnv);
-      decoys = { decoy: snapshot(decoy), big: snapshot(bigDecoy) };
       const created = await admin().post("/api/admin/accounts", { username, domain, plan: "default" });
       assert.equal(created.status, 201, JSON.stringify(created.body));
       accountId = created.body.id;
@@ -96,13 +112,10 @@ for (const backend of testBackends()) {
     const client = () => apiClient(env.server.baseUrl, env.seed.adminKey, accountId);
     const mainDomainId = async () => (await client().get("/api/client/domains")).body.find((d: { domain: string }) => d.domain === domain).id;
     const domainNames = async () => (await client().get("/api/client/domains")).body.map((d: { domain: string }) => d.domain);
-    const assertDecoysUntouched = () => {
-      assert.deepEqual(snapshot(decoy), decoys.decoy, "the decoy outside the home is unchanged");
-      assert.deepEqual(snapshot(bigDecoy), decoys.big, "the big decoy outside the home is unchanged");
-    };
 
     test("a domain whose domain_path passes through a link → 422 naming domain_path; nothing made at the link's target", async () => {
-      asUser(username, "ln", "-s", decoy, path.join(home, "public_html", "x"));
+      const decoy = makeDecoy();
+      asUser(username, "ln", "-s", decoy.dir, path.join(home, "public_html", "x"));
       const refused = await client().post("/api/client/domains", {
         domain: "trap",
         domain_type: "subdomain",
@@ -111,20 +124,21 @@ for (const backend of testBackends()) {
       });
       assert.equal(refused.status, 422, JSON.stringify(refused.body));
       assert.ok(refused.body.errors?.domain_path, JSON.stringify(refused.body));
-      assert.equal(fs.existsSync(path.join(decoy, "y")), false, "no directory made through the link");
+      assert.equal(fs.existsSync(path.join(decoy.dir, "y")), false, "no directory made through the link");
       assert.ok(!(await domainNames()).includes(`trap.${domain}`), "no domain recorded");
-      assertDecoysUntouched();
+      decoy.assertUntouched();
       asUser(username, "rm", path.join(home, "public_html", "x"));
     });
 
     test("a home whose tmp is a link is not repaired through it: adding a domain → 422, the target keeps owner and mode", async () => {
+      const decoy = makeDecoy();
       asUser(username, "mv", path.join(home, "tmp"), path.join(home, "tmp.mine"));
-      asUser(username, "ln", "-s", decoy, path.join(home, "tmp"));
+      asUser(username, "ln", "-s", decoy.dir, path.join(home, "tmp"));
       try {
         const refused = await client().post("/api/client/domains", { domain: "tmptrap", domain_type: "subdomain", parent_domain_id: await mainDomainId() });
         assert.equal(refused.status, 422, JSON.stringify(refused.body));
         assert.match(refused.body.error, /tmp is a symbolic link/);
-        assertDecoysUntouched();
+        decoy.assertUntouched();
       } finally {
         asUser(username, "rm", path.join(home, "tmp"));
         asUser(username, "mv", path.join(home, "tmp.mine"), path.join(home, "tmp"));
@@ -132,13 +146,14 @@ for (const backend of testBackends()) {
     });
 
     test("a home whose public_html is a link: adding a domain under it → 422 naming domain_path, the target unchanged", async () => {
+      const decoy = makeDecoy();
       asUser(username, "mv", path.join(home, "public_html"), path.join(home, "public_html.mine"));
-      asUser(username, "ln", "-s", decoy, path.join(home, "public_html"));
+      asUser(username, "ln", "-s", decoy.dir, path.join(home, "public_html"));
       try {
         const refused = await client().post("/api/client/domains", { domain: "webtrap", domain_type: "subdomain", parent_domain_id: await mainDomainId() });
         assert.equal(refused.status, 422, JSON.stringify(refused.body));
         assert.ok(refused.body.errors?.domain_path, JSON.stringify(refused.body));
-        assertDecoysUntouched();
+        decoy.assertUntouched();
       } finally {
         asUser(username, "rm", path.join(home, "public_html"));
         asUser(username, "mv", path.join(home, "public_html.mine"), path.join(home, "public_html"));
@@ -150,6 +165,7 @@ for (const backend of testBackends()) {
     });
 
     test(`usage-details does not count a ${BIG_MB} MB decoy behind links in the home`, async () => {
+      const decoy = makeDecoy();
       const first = await client().get("/api/client/account/usage-details");
       assert.equal(first.status, 200, JSON.stringify(first.body));
       assert.equal(typeof first.body.disk.used_mb, "number");
@@ -159,36 +175,38 @@ for (const backend of testBackends()) {
       const second = await client().get("/api/client/account/usage-details");
       assert.equal(second.status, 200);
       assert.ok(second.body.disk.used_mb < first.body.disk.used_mb + 1, `${first.body.disk.used_mb} → ${second.body.disk.used_mb} MB`);
-      assertDecoysUntouched();
+      decoy.assertUntouched();
     });
 
     test("visitor stats over a log replaced by a link → 422 (errors.domain), the decoy neither read nor changed", async () => {
+      const decoy = makeDecoy();
       // Today the logs live outside the home; the account's log directory is given to its user
       // here as it will be once logs move into the home's logs/.
       const logDir = path.join(hostingEnv.ACCESS_LOG_DIR, username);
       fs.mkdirSync(logDir, { recursive: true });
       fs.chownSync(logDir, Number(execFileSync("id", ["-u", username], { encoding: "utf8" })), 0);
-      asUser(username, "ln", "-sfn", decoyLog, path.join(logDir, `${domain}.log`));
+      asUser(username, "ln", "-sfn", decoy.log, path.join(logDir, `${domain}.log`));
       const one = await client().get(`/api/client/account/visitor-stats?domain=${domain}`);
       assert.equal(one.status, 422, JSON.stringify(one.body));
       assert.ok(one.body.errors?.domain, JSON.stringify(one.body));
       const combined = await client().get("/api/client/account/visitor-stats");
       assert.equal(combined.status, 422, JSON.stringify(combined.body));
       assert.doesNotMatch(JSON.stringify(combined.body), /secret/);
-      assertDecoysUntouched();
+      decoy.assertUntouched();
       asUser(username, "rm", path.join(logDir, `${domain}.log`));
     });
 
     test("terminate with links inside the home removes the home and only the home", async () => {
-      asUser(username, "ln", "-s", decoy, path.join(home, "public_html", "to-decoy"));
-      asUser(username, "ln", "-s", decoyFile, path.join(home, "passwd"));
+      const decoy = makeDecoy();
+      asUser(username, "ln", "-s", decoy.dir, path.join(home, "public_html", "to-decoy"));
+      asUser(username, "ln", "-s", decoy.file, path.join(home, "passwd"));
       asUser(username, "ln", "-s", "/", path.join(home, "tmp", "root"));
       asUser(username, "mkdir", "-p", path.join(home, "deep", "a", "b"));
       asUser(username, "ln", "-s", bigDecoy, path.join(home, "deep", "a", "b", "big"));
       const terminated = await admin().delete(`/api/admin/accounts/${accountId}`);
       assert.equal(terminated.status, 200, JSON.stringify(terminated.body));
       assert.equal(fs.existsSync(home), false, "no home");
-      assertDecoysUntouched();
+      decoy.assertUntouched();
     });
   });
 }
