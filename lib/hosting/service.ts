@@ -90,6 +90,7 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
     }
     sites.push({
       domain: row.domain,
+      username: row.username,
       serverNames: siteNames(row.domain, row.type, parked.get(row.id) ?? []),
       documentRoot: path.join(home, row.path ?? "public_html"),
       accessLog: path.join(accessLogDir(row.username), `${row.domain}.log`),
