@@ -37,11 +37,15 @@ function checkedVersion(version: string): string {
 const withVersion = (template: string, version: string) => template.replaceAll("{version}", checkedVersion(version));
 
 // The username names files here too: a name with `/` or `..` would write or remove a file elsewhere.
-export const poolSocketPath = (username: string, version: string) =>
-  path.join(env().phpFpmSocketDir, `${checkedLinuxName(RENDERER, "username", username)}-php${checkedVersion(version)}.sock`);
+export function poolSocketPath(username: string, version: string): string {
+  const name = `${checkedLinuxName(RENDERER, "username", username)}-php${checkedVersion(version)}.sock`;
+  return path.join(env().phpFpmSocketDir, name);
+}
 
-export const poolFilePath = (username: string, version: string) =>
-  path.join(withVersion(env().phpFpmPoolDir, version), `panel-${checkedLinuxName(RENDERER, "username", username)}.conf`);
+export function poolFilePath(username: string, version: string): string {
+  const name = `panel-${checkedLinuxName(RENDERER, "username", username)}.conf`;
+  return path.join(withVersion(env().phpFpmPoolDir, version), name);
+}
 
 export const poolRoots = (): PoolRoots => ({ homes: env().homeRoot, sockets: env().phpFpmSocketDir });
 
