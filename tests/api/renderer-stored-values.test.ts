@@ -77,6 +77,7 @@ for (const backend of testBackends()) {
       await syncAllSites(connection.db);
       assert.ok(fs.existsSync(siteFile(`${other}.example`)), "the other account's site is written again");
       assert.equal(fs.readFileSync(siteFile(`${victim}.example`), "utf8"), before, "the refused site is neither rewritten nor removed");
+      assert.doesNotMatch(before, new RegExp(`/home/${other}/`), "the other account's home was never written into it");
     });
 
     test("a record name with a line in it: the zone file stays as it was, the change answers a warning without internals", async () => {
