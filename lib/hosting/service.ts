@@ -91,6 +91,7 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
     }
     sites.push({
       domain: row.domain,
+      username: row.username,
       serverNames: siteNames(row.domain, row.type, parked.get(row.id) ?? []),
       documentRoot: path.join(home, row.path ?? "public_html"),
       accessLog: path.join(accessLogDir(row.username), `${row.domain}.log`),
@@ -267,11 +268,26 @@ export async function applySshAccess(username: string, hasSshAccess: boolean): P
 export async function syncAllSites(db: Queryable): Promise<void> {
   if (!webHostingEnabled()) return;
   const hosting = await loadHosting(db);
-  const changes = render(hosting.sites);
-  const hosted = new Set(changes.map((change) => change.domain));
+  // A stored value a renderer refuses (render-checks.ts) is logged, and that site or pool keeps
+  // the file it has: one bad row must not keep the panel, or every other site, from starting.
+  const changes: SiteChange[] = [];
+  for (const site of hosting.sites) {
+    try {
+      changes.push({ domain: site.domain, contents: renderSite(site, siteSettings()) });
+    } catch (error) {
+      console.error("[web] a site was not written at start:", (error as Error).message);
+    }
+  }
+  const hosted = new Set(hosting.sites.map((site) => site.domain));
   for (const domain of await writtenSiteDomains()) if (!hosted.has(domain)) changes.push({ domain, contents: null });
   const versions = new Set<string>();
-  for (const pool of hosting.pools) if (await writePool(pool)) versions.add(pool.version);
+  for (const pool of hosting.pools) {
+    try {
+      if (await writePool(pool)) versions.add(pool.version);
+    } catch (error) {
+      console.error("[web] a PHP pool was not written at start:", (error as Error).message);
+    }
+  }
   await reloadPhp(versions);
   try {
     await applySites(changes, logDirs(hosting.usernames));

@@ -2,6 +2,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { checkedAbsolutePath, checkedHostName, checkedLinuxName, checkedPathInside, checkedPort } from "./render-checks";
 import { eachLimited, readIfExists, runCommand, writeAtomically } from "./system";
 
 // nginx server blocks, one file per served domain: NGINX_SITES_DIR/<domain>.conf, included by
@@ -17,6 +18,8 @@ export interface TlsCertificate {
 export interface Site {
   /** The domain the file is named after (never a parked domain: those are extra names). */
   domain: string;
+  /** The account's username: the document root lies in HOME_ROOT/<username>, the access log in ACCESS_LOG_DIR/<username>. */
+  username: string;
   /** server_name: the domain, `www.` for type `domain`, the names parked on it. */
   serverNames: string[];
   documentRoot: string;
@@ -27,18 +30,46 @@ export interface Site {
   tls: TlsCertificate | null;
 }
 
+/** The directories a site's paths must lie in (HOME_ROOT, ACCESS_LOG_DIR, PHP_FPM_SOCKET_DIR, CERTS_DIR). */
+export interface SiteRoots {
+  homes: string;
+  accessLogs: string;
+  phpSockets: string;
+  certificates: string;
+}
+
 export interface SiteSettings {
   httpPort: number;
   httpsPort: number;
   acmeChallengeDir: string;
+  roots: SiteRoots;
 }
 
-const SAFE_PATH = /^\/[A-Za-z0-9._\/-]*$/;
+const RENDERER = "nginx server block";
 
-/** Paths come from the panel (validated names), but a config file is no place to find out otherwise. */
-function checked(value: string): string {
-  if (!SAFE_PATH.test(value)) throw new Error(`unsafe path in a server block: ${value}`);
-  return value;
+/**
+ * Every value of the site, checked again here (render-checks.ts): stored values are rendered
+ * later (jobs, start), and a server block is read by a root process.
+ */
+function checkedSite(site: Site, settings: SiteSettings): Site {
+  const { roots } = settings;
+  const username = checkedLinuxName(RENDERER, "username", site.username);
+  checkedHostName(RENDERER, "domain", site.domain);
+  if (!Array.isArray(site.serverNames) || site.serverNames.length === 0) {
+    throw new Error(`${RENDERER}: refused the server names of ${JSON.stringify(site.domain)}: there must be at least one`);
+  }
+  for (const name of site.serverNames) checkedHostName(RENDERER, "server name", name);
+  checkedPathInside(RENDERER, "document root", site.documentRoot, path.posix.join(checkedAbsolutePath(RENDERER, "home root", roots.homes), username));
+  checkedPathInside(RENDERER, "access log", site.accessLog, path.posix.join(checkedAbsolutePath(RENDERER, "access log root", roots.accessLogs), username));
+  if (site.phpSocket !== null) checkedPathInside(RENDERER, "PHP-FPM socket", site.phpSocket, roots.phpSockets);
+  if (site.tls !== null) {
+    checkedPathInside(RENDERER, "certificate", site.tls.certificatePath, roots.certificates);
+    checkedPathInside(RENDERER, "certificate key", site.tls.keyPath, roots.certificates);
+  }
+  checkedPort(RENDERER, "HTTP port", settings.httpPort);
+  checkedPort(RENDERER, "HTTPS port", settings.httpsPort);
+  checkedAbsolutePath(RENDERER, "ACME challenge directory", settings.acmeChallengeDir);
+  return site;
 }
 
 // The FastCGI parameters inline (not `include fastcgi_params`): the file works with any
@@ -85,13 +116,13 @@ function contentLocations(site: Site): string[] {
         "        try_files $fastcgi_script_name =404;",
         ...FASTCGI_PARAMS.map((param) => `        fastcgi_param ${param};`),
         "        fastcgi_param PATH_INFO $fastcgi_path_info;",
-        `        fastcgi_pass unix:${checked(site.phpSocket)};`,
+        `        fastcgi_pass unix:${site.phpSocket};`,
         "    }",
       ]
     : // Without PHP a .php file is refused, never sent as text (its source holds passwords).
       ["    location ~ \\.php(/|$) {", "        return 403;", "    }"];
   return [
-    `    root ${checked(site.documentRoot)};`,
+    `    root ${site.documentRoot};`,
     `    index ${site.phpSocket ? "index.php " : ""}index.html index.htm;`,
     "    location / {",
     "        try_files $uri $uri/ =404;",
@@ -104,23 +135,24 @@ function contentLocations(site: Site): string[] {
 }
 
 /** The server block(s) of one domain: HTTP, and with a certificate HTTPS plus a redirect. */
-export function renderSite(site: Site, settings: SiteSettings): string {
+export function renderSite(unchecked: Site, settings: SiteSettings): string {
+  const site = checkedSite(unchecked, settings);
   const names = site.serverNames.join(" ");
   const acme = [
     "    location ^~ /.well-known/acme-challenge/ {",
-    `        root ${checked(settings.acmeChallengeDir)};`,
+    `        root ${settings.acmeChallengeDir};`,
     "        default_type text/plain;",
     "        try_files $uri =404;",
     "    }",
   ];
-  const common = [`    server_name ${names};`, `    access_log ${checked(site.accessLog)} combined;`];
+  const common = [`    server_name ${names};`, `    access_log ${site.accessLog} combined;`];
   const lines = [`# ${site.domain}: written by the hosting panel; edit through the panel.`, "server {"];
   lines.push(`    listen ${settings.httpPort};`, ...common, ...acme);
   if (site.tls) {
     lines.push("    location / {", `        return 301 https://$host${settings.httpsPort === 443 ? "" : `:${settings.httpsPort}`}$request_uri;`, "    }");
     lines.push("}", "server {");
     lines.push(`    listen ${settings.httpsPort} ssl;`, ...common);
-    lines.push(`    ssl_certificate ${checked(site.tls.certificatePath)};`, `    ssl_certificate_key ${checked(site.tls.keyPath)};`);
+    lines.push(`    ssl_certificate ${site.tls.certificatePath};`, `    ssl_certificate_key ${site.tls.keyPath};`);
     lines.push(...acme);
   }
   lines.push(...contentLocations(site), "}");
@@ -129,7 +161,12 @@ export function renderSite(site: Site, settings: SiteSettings): string {
 
 export function siteSettings(): SiteSettings {
   const config = env();
-  return { httpPort: config.webHttpPort, httpsPort: config.webHttpsPort, acmeChallengeDir: config.acmeChallengeDir };
+  return {
+    httpPort: config.webHttpPort,
+    httpsPort: config.webHttpsPort,
+    acmeChallengeDir: config.acmeChallengeDir,
+    roots: { homes: config.homeRoot, accessLogs: config.accessLogDir, phpSockets: config.phpFpmSocketDir, certificates: config.certsDir },
+  };
 }
 
 export function siteFilePath(domain: string): string {

@@ -2,6 +2,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { validationError } from "@/lib/errors";
+import { checkedAbsolutePath, checkedLinuxName, checkedPathInside, refuseRenderedValue } from "./render-checks";
 import { readIfExists, runCommand, writeAtomically } from "./system";
 
 // PHP-FPM pools, one per account and PHP version: PHP_FPM_POOL_DIR (with {version}) holds
@@ -19,18 +20,34 @@ export interface Pool {
   home: string;
 }
 
-const VERSION = /^[0-9]+\.[0-9]+$/;
+/** The directories a pool's paths must lie in: HOME_ROOT (its home is HOME_ROOT/<username>), PHP_FPM_SOCKET_DIR. */
+export interface PoolRoots {
+  homes: string;
+  sockets: string;
+}
 
-const withVersion = (template: string, version: string) => {
-  if (!VERSION.test(version)) throw new Error(`not a PHP version: ${version}`);
-  return template.replaceAll("{version}", version);
-};
+const RENDERER = "PHP-FPM pool";
+const VERSION = /^[0-9]{1,3}\.[0-9]{1,3}$/;
 
-export const poolSocketPath = (username: string, version: string) =>
-  path.join(env().phpFpmSocketDir, `${username}-php${withVersion("{version}", version)}.sock`);
+function checkedVersion(version: string): string {
+  if (typeof version !== "string" || !VERSION.test(version)) refuseRenderedValue(RENDERER, "PHP version", version, "a version is <major>.<minor>");
+  return version;
+}
 
-export const poolFilePath = (username: string, version: string) =>
-  path.join(withVersion(env().phpFpmPoolDir, version), `panel-${username}.conf`);
+const withVersion = (template: string, version: string) => template.replaceAll("{version}", checkedVersion(version));
+
+// The username names files here too: a name with `/` or `..` would write or remove a file elsewhere.
+export function poolSocketPath(username: string, version: string): string {
+  const name = `${checkedLinuxName(RENDERER, "username", username)}-php${checkedVersion(version)}.sock`;
+  return path.join(env().phpFpmSocketDir, name);
+}
+
+export function poolFilePath(username: string, version: string): string {
+  const name = `panel-${checkedLinuxName(RENDERER, "username", username)}.conf`;
+  return path.join(withVersion(env().phpFpmPoolDir, version), name);
+}
+
+export const poolRoots = (): PoolRoots => ({ homes: env().homeRoot, sockets: env().phpFpmSocketDir });
 
 /** A PHP version is installed when its PHP-FPM binary exists (PHP_FPM_BINARY). */
 export async function isPhpInstalled(version: string): Promise<boolean> {
@@ -46,7 +63,22 @@ export async function assertPhpInstalled(version: string): Promise<void> {
   }
 }
 
-export function renderPool(pool: Pool, socket: string): string {
+/**
+ * Every value checked again here (render-checks.ts): the pool's file is read by PHP-FPM as root,
+ * and its user, group and open_basedir decide what the account's PHP may touch.
+ */
+function checkedPool(pool: Pool, socket: string, roots: PoolRoots): Pool {
+  const username = checkedLinuxName(RENDERER, "username", pool.username);
+  checkedVersion(pool.version);
+  checkedLinuxName(RENDERER, "user", pool.user);
+  checkedLinuxName(RENDERER, "listen group", pool.listenGroup);
+  checkedPathInside(RENDERER, "home", pool.home, path.posix.join(checkedAbsolutePath(RENDERER, "home root", roots.homes), username));
+  checkedPathInside(RENDERER, "socket", socket, roots.sockets);
+  return pool;
+}
+
+export function renderPool(unchecked: Pool, socket: string, roots: PoolRoots): string {
+  const pool = checkedPool(unchecked, socket, roots);
   const tmp = path.join(pool.home, "tmp");
   return [
     `; PHP ${pool.version} of ${pool.username}: written by the hosting panel; edit through the panel.`,
@@ -84,7 +116,7 @@ export async function reloadPhp(versions: Iterable<string>): Promise<void> {
 /** Writes the pool when its content changed (true then; the caller reloads that version). */
 export async function writePool(pool: Pool): Promise<boolean> {
   const file = poolFilePath(pool.username, pool.version);
-  const contents = renderPool(pool, poolSocketPath(pool.username, pool.version));
+  const contents = renderPool(pool, poolSocketPath(pool.username, pool.version), poolRoots());
   if ((await readIfExists(file)) === contents) return false;
   await fs.mkdir(env().phpFpmSocketDir, { recursive: true });
   await writeAtomically(file, contents);

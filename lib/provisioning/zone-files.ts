@@ -1,6 +1,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
+import { checkedHostName, checkedInteger, checkedIpAddress, refuseRenderedValue } from "./render-checks";
 import { readIfExists, runCommand, writeAtomically } from "./system";
 
 // BIND zone files, one per domain: `<ZONES_DIR>/<domain>.zone`, rewritten atomically (temporary
@@ -28,8 +29,16 @@ const DOMAIN = /^(?=.{1,253}$)([a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?\.)+[a-z0-9
 
 const fqdn = (host: string) => (host.endsWith(".") ? host : `${host}.`);
 
-/** TXT content as BIND character-strings: quoted, escaped, split into 255-byte pieces. */
+const RENDERER = "zone file";
+
+/**
+ * TXT content as BIND character-strings: quoted, escaped, split into 255-byte pieces. TXT is free
+ * text, so it is escaped rather than refused: `"` and `\\` get a backslash, every byte outside
+ * printable ASCII (newline, CR, NUL, UTF-8) becomes `\DDD`, so no value can end its string or
+ * its line.
+ */
 function txtStrings(text: string): string {
+  if (typeof text !== "string") refuseRenderedValue(RENDERER, "TXT content", text, "it must be text");
   const bytes = Buffer.from(text, "utf8");
   const pieces: string[] = [];
   for (let start = 0; start < bytes.length || pieces.length === 0; start += 255) {
@@ -46,27 +55,50 @@ function txtStrings(text: string): string {
   return pieces.join(" ");
 }
 
+const target = (kind: string, host: string) => fqdn(checkedHostName(RENDERER, kind, host, { finalDot: true }));
+const uint16 = (kind: string, value: unknown) => checkedInteger(RENDERER, kind, value, 0, 65535);
+const uint32 = (kind: string, value: unknown) => checkedInteger(RENDERER, kind, value, 0, 4294967295);
+
+// Every value checked again here (render-checks.ts): a zone file is loaded by the name server,
+// and a line slipped into it would answer for the whole zone.
 function rdata(record: ZoneRecord): string {
   switch (record.type) {
     case "SOA": {
-      const [primary, hostmaster, ...numbers] = record.content.split(/\s+/);
-      return `${fqdn(primary)} ${fqdn(hostmaster)} ${numbers.join(" ")}`;
+      const fields = typeof record.content === "string" ? record.content.split(/ +/) : [];
+      if (fields.length !== 7 || !fields.slice(2).every((field) => /^[0-9]{1,10}$/.test(field))) {
+        refuseRenderedValue(RENDERER, "SOA content", record.content, "it is <primary> <hostmaster> and five numbers, on one line");
+      }
+      const [primary, hostmaster, ...numbers] = fields;
+      for (const number of numbers) uint32("SOA number", Number(number));
+      return `${target("SOA primary", primary)} ${target("SOA hostmaster", hostmaster)} ${numbers.join(" ")}`;
     }
     case "CNAME":
     case "NS":
-      return fqdn(record.content);
+      return target(`${record.type} target`, record.content);
     case "MX":
-      return `${record.priority} ${fqdn(record.content)}`;
+      return `${uint16("MX priority", record.priority)} ${target("MX target", record.content)}`;
     case "SRV":
-      return `${record.priority} ${record.weight} ${record.port} ${fqdn(record.content)}`;
+      return `${uint16("SRV priority", record.priority)} ${uint16("SRV weight", record.weight)} ${uint16("SRV port", record.port)} ${target("SRV target", record.content)}`;
     case "TXT":
       return txtStrings(record.content);
+    case "A":
+      return checkedIpAddress(RENDERER, "A address", record.content, 4);
+    case "AAAA":
+      return checkedIpAddress(RENDERER, "AAAA address", record.content, 6);
     default:
-      return record.content;
+      return refuseRenderedValue(RENDERER, "record type", record.type, "it must be SOA, NS, A, AAAA, CNAME, MX, TXT or SRV");
   }
 }
 
+function recordLine(record: ZoneRecord): string {
+  const name = record.name === "@" ? "@" : checkedHostName(RENDERER, "record name", record.name, { wildcard: true });
+  const ttl = checkedInteger(RENDERER, "TTL", record.ttl, 0, 2147483647);
+  return `${name}\t${ttl}\tIN\t${record.type}\t${rdata(record)}`;
+}
+
 export function renderZoneFile(zone: Zone): string {
+  checkedHostName(RENDERER, "zone name", zone.domain);
+  uint32("serial", zone.serial);
   const order = ["SOA", "NS"];
   const records = [...zone.records].sort(
     (a, b) => (order.indexOf(a.type) + 1 || 9) - (order.indexOf(b.type) + 1 || 9),
@@ -75,7 +107,7 @@ export function renderZoneFile(zone: Zone): string {
     `; Zone ${zone.domain}, serial ${zone.serial}. Written by the hosting panel: edit through the panel.`,
     `$ORIGIN ${fqdn(zone.domain)}`,
     "$TTL 3600",
-    ...records.map((record) => `${record.name}\t${record.ttl}\tIN\t${record.type}\t${rdata(record)}`),
+    ...records.map(recordLine),
   ];
   return `${lines.join("\n")}\n`;
 }

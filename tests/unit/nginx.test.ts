@@ -10,10 +10,12 @@ import { renderPool } from "@/lib/provisioning/php-fpm";
 // The server blocks and pools as rendered (pure functions), and nginx's own verdict on them
 // (`nginx -t` over a configuration that includes them). tests/api/web-hosting.test.ts serves them.
 
-const settings = { httpPort: 8080, httpsPort: 8443, acmeChallengeDir: "/srv/panel/acme-challenge" };
+const roots = { homes: "/home", accessLogs: "/var/log/panel", phpSockets: "/run/php", certificates: "/srv/panel/certs" };
+const settings = { httpPort: 8080, httpsPort: 8443, acmeChallengeDir: "/srv/panel/acme-challenge", roots };
 
 const site = (overrides: Partial<Site>): Site => ({
   domain: "alice.example",
+  username: "alice",
   serverNames: ["alice.example", "www.alice.example"],
   documentRoot: "/home/alice/public_html",
   accessLog: "/var/log/panel/alice/alice.example.log",
@@ -89,7 +91,7 @@ test("a path that would break out of its directive is refused, never written", (
 });
 
 test("the pool runs as the account's user, on demand, open_basedir limited to the home and its tmp", () => {
-  const pool = renderPool({ username: "alice", version: "8.2", user: "alice", listenGroup: "www-data", home: "/home/alice" }, "/run/php/alice-php8.2.sock");
+  const pool = renderPool({ username: "alice", version: "8.2", user: "alice", listenGroup: "www-data", home: "/home/alice" }, "/run/php/alice-php8.2.sock", { homes: "/home", sockets: "/run/php" });
   for (const line of [
     "[alice-php8.2]",
     "user = alice",
@@ -118,9 +120,13 @@ test("nginx -t accepts every rendered variant", () => {
       site({ domain: "blog.alice.example", serverNames: ["blog.alice.example"], phpSocket: path.join(dir, "php.sock") }),
       site({ domain: "s.example", serverNames: ["s.example"], suspended: true }),
       site({ domain: "t.example", serverNames: ["t.example", "www.t.example"], tls: { certificatePath: certs, keyPath: key }, phpSocket: path.join(dir, "php.sock") }),
-    ].map((variant) => ({ ...variant, accessLog: path.join(dir, `${variant.domain}.log`), documentRoot: dir }));
+    ].map((variant) => ({ ...variant, accessLog: path.join(dir, "alice", `${variant.domain}.log`), documentRoot: path.join(dir, "alice") }));
     fs.mkdirSync(path.join(dir, "sites"));
-    for (const variant of variants) fs.writeFileSync(path.join(dir, "sites", `${variant.domain}.conf`), renderSite(variant, { ...settings, acmeChallengeDir: dir }));
+    fs.mkdirSync(path.join(dir, "alice"));
+    const inDir = { homes: dir, accessLogs: dir, phpSockets: dir, certificates: dir };
+    for (const variant of variants) {
+      fs.writeFileSync(path.join(dir, "sites", `${variant.domain}.conf`), renderSite(variant, { ...settings, acmeChallengeDir: dir, roots: inDir }));
+    }
     fs.writeFileSync(
       path.join(dir, "nginx.conf"),
       `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  include ${dir}/sites/*.conf;\n}\n`,
