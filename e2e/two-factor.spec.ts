@@ -55,6 +55,7 @@ test("set up two-factor sign-in, sign in with a code, a wrong code and a used re
     await expect(own.getByText("must be the six digits the app shows")).toBeVisible();
     await own.getByLabel("Code from the app").fill(codeAt(secret));
     await own.getByRole("button", { name: "Turn on two-factor sign-in" }).click();
+    await expect(own.getByTestId("recovery-codes").locator("code")).toHaveCount(10);
     const recoveryCodes = await own.getByTestId("recovery-codes").locator("code").allTextContents();
     expect(recoveryCodes).toHaveLength(10);
     expect(new Set(recoveryCodes).size).toBe(10);

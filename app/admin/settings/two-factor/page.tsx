@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { requireAdminSessionForTwoFactor } from "@/lib/admin-session/session";
 import { twoFactorStatus } from "@/lib/admins/two-factor";
-import { DisableTwoFactorForm, TwoFactorSetupSteps } from "./two-factor-forms";
+import { TwoFactorPanel } from "./two-factor-forms";
 
 export const metadata: Metadata = { title: "Two-factor sign-in" };
 
@@ -20,22 +20,7 @@ export default async function TwoFactorPage() {
           This panel requires two-factor sign-in for every admin. Set it up to continue.
         </p>
       )}
-      {status.enabled ? (
-        <>
-          <p>
-            Two-factor sign-in is <strong>on</strong> for {admin.email}. Recovery codes left: {status.recoveryCodesLeft}.
-          </p>
-          <DisableTwoFactorForm />
-        </>
-      ) : (
-        <>
-          <p>
-            Two-factor sign-in is <strong>off</strong> for {admin.email}. Once on, signing in asks for a code from an
-            authenticator app (TOTP) after your password. Links from SSO tokens still sign in without a code.
-          </p>
-          <TwoFactorSetupSteps />
-        </>
-      )}
+      <TwoFactorPanel email={admin.email} enabled={status.enabled} recoveryCodesLeft={status.recoveryCodesLeft} />
     </>
   );
 }

@@ -10,10 +10,12 @@ import { beginTwoFactorSetupAction, confirmTwoFactorSetupAction, disableTwoFacto
 const PAGE = "/admin/settings/two-factor";
 
 /**
- * Set-up in three steps: a new secret (QR code and text, shown this once), a code from it to
- * confirm, then the ten recovery codes (shown this once).
+ * The page's one client component, so that what it shows once survives the re-render that
+ * follows set-up (the new session cookie refreshes the page, which then says "on"): set-up in
+ * three steps — a new secret (QR code and text), a code from it to confirm, then the ten recovery
+ * codes — or, when on, the state and the form that turns it off.
  */
-export function TwoFactorSetupSteps() {
+export function TwoFactorPanel({ email, enabled, recoveryCodesLeft }: { email: string; enabled: boolean; recoveryCodesLeft: number }) {
   const [setup, setSetup] = useState<TwoFactorSetup | null>(null);
   const [recoveryCodes, setRecoveryCodes] = useState<string[] | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
@@ -48,9 +50,24 @@ export function TwoFactorSetupSteps() {
     );
   }
 
+  if (enabled) {
+    return (
+      <>
+        <p>
+          Two-factor sign-in is <strong>on</strong> for {email}. Recovery codes left: {recoveryCodesLeft}.
+        </p>
+        <DisableTwoFactorForm />
+      </>
+    );
+  }
+
   if (!setup) {
     return (
       <>
+        <p>
+          Two-factor sign-in is <strong>off</strong> for {email}. Once on, signing in asks for a code from an authenticator
+          app (TOTP) after your password. Links from SSO tokens still sign in without a code.
+        </p>
         {problem && (
           <p className="alert" role="alert">
             {problem}
@@ -90,7 +107,7 @@ export function TwoFactorSetupSteps() {
 }
 
 /** Turning one's own two-factor sign-in off: password and a current code (or a recovery code). */
-export function DisableTwoFactorForm() {
+function DisableTwoFactorForm() {
   const { form, message, onSubmit } = useAdminForm({
     schema: disableTwoFactorSchema,
     defaultValues: { password: "", code: "" },
