@@ -1,5 +1,5 @@
 import { type NextRequest, NextResponse } from "next/server";
-import { adminOfCookie, sessionCookieName, sessionCookieOptions } from "@/lib/admin-session/session";
+import { adminOfCookie, sessionCookieName, sessionCookieOptions, TWO_FACTOR_SETUP_PATH } from "@/lib/admin-session/session";
 
 // Next.js's proxy (formerly middleware) runs before anything under /admin renders: a request
 // without a live admin session is sent to sign in, and nothing of the page is produced. Pages and
@@ -8,7 +8,18 @@ import { adminOfCookie, sessionCookieName, sessionCookieOptions } from "@/lib/ad
 
 export async function proxy(request: NextRequest) {
   const cookie = request.cookies.get(sessionCookieName())?.value;
-  if (await adminOfCookie(cookie)) return NextResponse.next();
+  const admin = await adminOfCookie(cookie);
+  if (admin && !admin.mustSetUpTwoFactor) return NextResponse.next();
+  if (admin) {
+    // ADMIN_2FA_REQUIRED and no second factor yet: the set-up page, and nothing else.
+    if (request.nextUrl.pathname === TWO_FACTOR_SETUP_PATH) return NextResponse.next();
+    const setup = request.nextUrl.clone();
+    setup.pathname = TWO_FACTOR_SETUP_PATH;
+    setup.search = "";
+    return request.headers.has("next-action")
+      ? new NextResponse(null, { headers: { "x-action-redirect": `${TWO_FACTOR_SETUP_PATH};replace` } })
+      : NextResponse.redirect(setup);
+  }
 
   const back = request.nextUrl.clone();
   back.searchParams.delete("_rsc");

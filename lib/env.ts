@@ -78,6 +78,11 @@ const envSchema = z.object({
   ACME_RENEW_BEFORE_DAYS: positiveInt(30),
   METRICS_INTERVAL_S: positiveInt(60),
   METRICS_RETENTION_DAYS: positiveInt(30),
+  // Every admin must set up two-factor sign-in: until they have, their session reaches only the set-up page.
+  ADMIN_2FA_REQUIRED: z
+    .enum(["0", "1"])
+    .default("0")
+    .transform((value) => value === "1"),
   // Bench-only routes (/api/bench/*): never enabled unless `npm run bench` asks for them.
   PANEL_BENCH_ROUTES: z
     .enum(["0", "1"])
@@ -145,6 +150,7 @@ function loadEnv(source: NodeJS.ProcessEnv) {
       : null,
     metricsIntervalS: raw.METRICS_INTERVAL_S,
     metricsRetentionDays: raw.METRICS_RETENTION_DAYS,
+    admin2faRequired: raw.ADMIN_2FA_REQUIRED,
     benchRoutes: raw.PANEL_BENCH_ROUTES,
     checkResponses: (raw.PANEL_CHECK_RESPONSES ?? (source.NODE_ENV === "production" ? "0" : "1")) === "1",
   };

@@ -1,4 +1,4 @@
-import { boolean, integer, pgTable, text } from "drizzle-orm/pg-core";
+import { boolean, index, integer, pgTable, text } from "drizzle-orm/pg-core";
 import { createdAt, updatedAt } from "./columns";
 
 export const adminUsers = pgTable("admin_users", {
@@ -12,9 +12,32 @@ export const adminUsers = pgTable("admin_users", {
   // Carried in each session token; bumping it (sign-out, password change) ends every session
   // issued before. See lib/admin-session/session.ts.
   sessionGeneration: integer("session_generation").notNull().default(0),
+  // Two-factor sign-in (lib/admins/two-factor.ts): the TOTP secret (base32, stored as is: it is
+  // needed to verify codes) once set-up is confirmed, null while 2FA is off; the secret being set
+  // up until its first code confirms it; the last time step a code was accepted for, so a code
+  // opens at most one sign-in.
+  totpSecret: text("totp_secret"),
+  totpPendingSecret: text("totp_pending_secret"),
+  totpLastStep: integer("totp_last_step"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
+
+// An admin's one-time recovery codes (SHA-256 of the code; the codes are random, so no slow KDF).
+// A code is deleted when used.
+export const adminRecoveryCodes = pgTable(
+  "admin_recovery_codes",
+  {
+    id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+    adminUserId: integer("admin_user_id")
+      .notNull()
+      .references(() => adminUsers.id, { onDelete: "cascade" }),
+    codeHash: text("code_hash").notNull(),
+    createdAt: createdAt(),
+  },
+  // Sign-in with a recovery code: delete where admin and hash match.
+  (table) => [index("admin_recovery_codes_admin_hash_idx").on(table.adminUserId, table.codeHash)],
+);
 
 // Panel-wide values generated once and shared by every instance (AUTH_SECRET when not configured,
 // the one-time set-up token's hash).

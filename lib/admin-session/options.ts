@@ -3,12 +3,16 @@ import CredentialsProvider from "next-auth/providers/credentials";
 import { encode } from "next-auth/jwt";
 import { getDb } from "@/db/client";
 import { verifyPassword } from "@/lib/admins/password";
+import { TWO_FACTOR_REQUIRED, TWO_FACTOR_WRONG } from "@/lib/admins/schemas";
 import { endAdminSessions, findAdminByEmail } from "@/lib/admins/service";
+import { acceptSecondFactor } from "@/lib/admins/two-factor";
 import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
 import { SESSION_MAX_AGE_S, adminOfToken, sessionClaims, sessionCookieName, sessionCookieOptions, sessionSecret } from "./session";
 import { isThrottled, recordFailure, recordSuccess } from "./sign-in-throttle";
 
-// Admin sessions: next-auth v4, JWT strategy, email + password of enabled admin_users. The
+// Admin sessions: next-auth v4, JWT strategy, email + password of enabled admin_users, and for an
+// admin with two-factor sign-in a code in the same request (a TOTP or recovery code): without it
+// the answer is the error TwoFactorRequired and no session — there is no half-signed-in state. The
 // signing secret is AUTH_SECRET or the one kept in the database (lib/admins/auth-secret.ts), so
 // every instance accepts every other's sessions; what ends a session is in ./session.ts.
 
@@ -35,7 +39,11 @@ async function buildOptions(): Promise<NextAuthOptions> {
     providers: [
       CredentialsProvider({
         name: "Email and password",
-        credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
+        credentials: {
+          email: { label: "Email", type: "email" },
+          password: { label: "Password", type: "password" },
+          code: { label: "Code", type: "text" },
+        },
         async authorize(credentials, request) {
           const address = String(request?.headers?.[CLIENT_ADDRESS_HEADER] ?? "unknown");
           if (isThrottled(address)) throw new Error("Too many failed sign-ins from this address; try again in 15 minutes");
@@ -44,6 +52,16 @@ async function buildOptions(): Promise<NextAuthOptions> {
           if (!admin?.isEnabled || !(await verifyPassword(credentials.password, admin.passwordHash))) {
             recordFailure(address);
             return null;
+          }
+          if (admin.totpSecret) {
+            // The password was right: a missing code is a question, not a failure; a wrong one
+            // counts towards the throttle like a wrong password.
+            const code = credentials.code?.trim();
+            if (!code) throw new Error(TWO_FACTOR_REQUIRED);
+            if (!(await acceptSecondFactor(await getDb(), admin, code))) {
+              recordFailure(address);
+              throw new Error(TWO_FACTOR_WRONG);
+            }
           }
           recordSuccess(address);
           const user: SignedIn = { id: String(admin.id), email: admin.email, name: admin.name || admin.email, sessionGeneration: admin.sessionGeneration };

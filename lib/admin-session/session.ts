@@ -21,7 +21,12 @@ export interface AdminSession {
   adminUserId: number;
   email: string;
   name: string;
+  /** ADMIN_2FA_REQUIRED and this admin has no two-factor sign-in yet: only the set-up page is open. */
+  mustSetUpTwoFactor: boolean;
 }
+
+/** The one admin page a session that must set up two-factor sign-in may reach. */
+export const TWO_FACTOR_SETUP_PATH = "/admin/settings/two-factor";
 
 /** The claims a new session token carries for `admin`, beside next-auth's own. */
 export const sessionClaims = (admin: { id: number; sessionGeneration: number }) => ({
@@ -39,7 +44,12 @@ export async function adminOfToken(token: JWT | null): Promise<AdminSession | nu
   await refreshAuthCache();
   const admin = await findAdmin(id);
   if (!admin?.isEnabled || admin.sessionGeneration !== token.sv) return null;
-  return { adminUserId: admin.id, email: admin.email, name: admin.name || admin.email };
+  return {
+    adminUserId: admin.id,
+    email: admin.email,
+    name: admin.name || admin.email,
+    mustSetUpTwoFactor: env().admin2faRequired && !admin.hasTwoFactor,
+  };
 }
 
 /** next-auth's cookie name: the __Secure- form when the panel is served over HTTPS. */
@@ -92,9 +102,21 @@ export interface AdminContext {
 /**
  * The one way admin pages, server actions and route handlers reach admin data: the session is
  * checked first, in the same code path as the read (proxy.ts checks it too, before rendering,
- * but a page must not rely on it). Anyone else is sent to sign in.
+ * but a page must not rely on it). Anyone else is sent to sign in; an admin who must first set
+ * up two-factor sign-in (ADMIN_2FA_REQUIRED) is sent to that page.
  */
 export async function requireAdminSession(): Promise<AdminContext> {
+  const context = await requireAdminSessionForTwoFactor();
+  if (context.admin.mustSetUpTwoFactor) redirect(TWO_FACTOR_SETUP_PATH);
+  return context;
+}
+
+/**
+ * Like requireAdminSession, but also for an admin who has yet to set up two-factor sign-in: only
+ * for the two-factor page and its actions (and the layout's frame), which touch nothing but the
+ * signed-in admin's own record.
+ */
+export async function requireAdminSessionForTwoFactor(): Promise<AdminContext> {
   const admin = await getAdminSession();
   if (!admin) redirect("/login");
   return { admin, db: await getDb() };

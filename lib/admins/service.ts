@@ -15,11 +15,12 @@ import {
   setPasswordSchema,
 } from "./schemas";
 
-const toRecord = (row: typeof adminUsers.$inferSelect): AdminRecord => ({
+export const toAdminRecord = (row: typeof adminUsers.$inferSelect): AdminRecord => ({
   id: row.id,
   email: row.email,
   name: row.name,
   is_enabled: row.isEnabled,
+  two_factor: row.totpSecret !== null,
   created_at: row.createdAt.toISOString(),
 });
 
@@ -39,7 +40,7 @@ export async function insertAdminUser(tx: Transaction, input: CreateAdminInput, 
     throw error;
   }
   await recordAudit(tx, actor, { action: "admin_user.create", targetType: "admin_user", targetId: row.id });
-  return toRecord(row);
+  return toAdminRecord(row);
 }
 
 export async function countAdminUsers(db: Queryable): Promise<number> {
@@ -59,7 +60,7 @@ export async function findAdminByEmail(db: Queryable, email: string) {
 }
 
 export async function listAdminUsers(db: Queryable): Promise<AdminRecord[]> {
-  return (await db.select().from(adminUsers).orderBy(asc(adminUsers.id))).map(toRecord);
+  return (await db.select().from(adminUsers).orderBy(asc(adminUsers.id))).map(toAdminRecord);
 }
 
 /** The admins page's list: searched by email or name, paged. */
@@ -68,13 +69,13 @@ export async function listAdminUsersPage(db: Queryable, query: ListQuery): Promi
   const where = search ? or(ilike(adminUsers.email, containsPattern(search)), ilike(adminUsers.name, containsPattern(search))) : undefined;
   const rowsQuery = db.select().from(adminUsers).where(where).orderBy(asc(adminUsers.email)).$dynamic();
   const [rows, [{ total }]] = await Promise.all([paged(rowsQuery, window), db.select({ total: count() }).from(adminUsers).where(where)]);
-  return { rows: rows.map(toRecord), total };
+  return { rows: rows.map(toAdminRecord), total };
 }
 
 export async function getAdminUser(db: Queryable, id: number): Promise<AdminRecord> {
   const [row] = await db.select().from(adminUsers).where(eq(adminUsers.id, id));
   if (!row) throw notFound("Admin");
-  return toRecord(row);
+  return toAdminRecord(row);
 }
 
 /**
@@ -95,14 +96,14 @@ export async function setAdminEnabled(db: Database, id: number, enabled: boolean
     const [row] = await tx.update(adminUsers).set({ isEnabled: enabled, sessionGeneration }).where(eq(adminUsers.id, id)).returning();
     if (!row) throw notFound("Admin");
     await recordAudit(tx, actor, { action: enabled ? "admin_user.enable" : "admin_user.disable", targetType: "admin_user", targetId: id });
-    return toRecord(row);
+    return toAdminRecord(row);
   });
 }
 
 /** Sets an admin's password (another admin's reset, or the CLI) and ends all their sessions. */
 export async function setAdminPassword(db: Database, id: number, input: SetPasswordInput, actor: Actor): Promise<AdminRecord> {
   const { password } = setPasswordSchema.parse(input);
-  return toRecord(await db.transaction((tx) => writePassword(tx, id, password, actor)));
+  return toAdminRecord(await db.transaction((tx) => writePassword(tx, id, password, actor)));
 }
 
 /**

@@ -42,6 +42,7 @@ export interface AdminRef {
   name: string;
   isEnabled: boolean;
   sessionGeneration: number;
+  hasTwoFactor: boolean;
 }
 
 const MAX_ENTRIES = 10_000;
@@ -182,6 +183,7 @@ export function findAdmin(id: number): Promise<AdminRef | null> {
         name: adminUsers.name,
         isEnabled: adminUsers.isEnabled,
         sessionGeneration: adminUsers.sessionGeneration,
+        hasTwoFactor: sql<boolean>`${adminUsers.totpSecret} is not null`,
       })
       .from(adminUsers)
       .where(eq(adminUsers.id, id));

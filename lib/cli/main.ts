@@ -13,6 +13,7 @@ import { suspendAccount, terminateAccount, unsuspendAccount } from "@/lib/accoun
 import { ADMIN } from "@/lib/accounts/manager";
 import { createAccount, findAccountIdByUsername, listManagedAccounts } from "@/lib/accounts/service";
 import { createAdminUser, findAdminByEmail, listAdminUsers, setAdminEnabled, setAdminPassword } from "@/lib/admins/service";
+import { resetTwoFactor } from "@/lib/admins/two-factor";
 import { createApiKey, deleteApiKey, getApiKey, listApiKeys, setApiKeyEnabled } from "@/lib/api-keys/service";
 import type { Actor } from "@/lib/audit/service";
 import { ConfigError } from "@/lib/env";
@@ -34,6 +35,7 @@ const USAGE = `Usage: npm run panel -- <command> [--json]
   admin list
   admin disable ID | admin enable ID
   admin password --email E --password P   (ends that admin's sessions)
+  admin 2fa reset ID                      (two-factor sign-in off, for a lost device; ends their sessions)
   plan create --name N [--max-databases N] [--max-domains N] [--max-db-users N]
               [--max-dns-records N] [--disk-mb N]
   reseller create --username U
@@ -135,6 +137,13 @@ const commands: Record<string, Command> = {
   async "admin enable"(db, _options, args) {
     const admin = await setAdminEnabled(db, idArgument(args, "admin"), true, actor);
     return { json: admin, text: `Admin ${admin.id} (${admin.email}) enabled.` };
+  },
+
+  async "admin 2fa"(db, _options, args) {
+    const [step, ...rest] = args;
+    if (step !== "reset") throw new UsageError("usage: admin 2fa reset ID");
+    const admin = await resetTwoFactor(db, idArgument(rest, "admin"), actor);
+    return { json: admin, text: `Two-factor sign-in of admin ${admin.id} (${admin.email}) reset; their sessions have ended.` };
   },
 
   async "admin password"(db, options) {

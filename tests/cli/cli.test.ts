@@ -5,9 +5,11 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { and, eq, like } from "drizzle-orm";
+import { Secret, TOTP } from "otpauth";
 import postgres from "postgres";
-import { adminUsers, auditLog } from "@/db/schema";
+import { adminRecoveryCodes, adminUsers, auditLog } from "@/db/schema";
 import { verifyPassword } from "@/lib/admins/password";
+import { beginTwoFactorSetup, confirmTwoFactorSetup } from "@/lib/admins/two-factor";
 import { createPreparedTestDatabase, createTestDatabase, type TestDatabase, testBackends } from "../support/database";
 import { apiClient } from "../support/http";
 import { startServer } from "../support/server";
@@ -330,6 +332,49 @@ for (const backend of testBackends()) {
         assert.deepEqual(actions.map((row) => row.action).sort(), ["admin_user.create", "admin_user.disable", "admin_user.enable", "admin_user.password"]);
       } finally {
         await connection.close();
+      }
+    });
+
+    test("admin 2fa reset ID turns two-factor sign-in off, drops the recovery codes and ends the admin's sessions", async () => {
+      const lost = onlyJsonObject(await run("admin", "create", "--email", "lost-device@example.com", "--password", "lost device pw", "--json"));
+      assert.equal(lost.two_factor, false);
+      const connection = await database.open();
+      let generationBefore: number;
+      try {
+        const { secret } = await beginTwoFactorSetup(connection.db, lost.id);
+        const code = new TOTP({ algorithm: "SHA1", digits: 6, period: 30, secret: Secret.fromBase32(secret) }).generate();
+        await confirmTwoFactorSetup(connection.db, lost.id, { code });
+        [{ generationBefore }] = await connection.db.select({ generationBefore: adminUsers.sessionGeneration }).from(adminUsers).where(eq(adminUsers.id, lost.id));
+      } finally {
+        await connection.close();
+      }
+      const listed = onlyJsonObject(await run("admin", "list", "--json")).admins.find((admin: { id: number }) => admin.id === lost.id);
+      assert.equal(listed.two_factor, true);
+
+      const reset = onlyJsonObject(await run("admin", "2fa", "reset", String(lost.id), "--json"));
+      assert.deepEqual(reset, { ...lost, two_factor: false });
+      const text = await run("admin", "2fa", "reset", String(lost.id));
+      assert.equal(text.code, 0, "resetting again is harmless");
+      assert.match(text.stdout, /lost-device@example\.com/);
+      for (const args of [["admin", "2fa", "reset", "99999"], ["admin", "2fa", "reset"], ["admin", "2fa", "off", String(lost.id)], ["admin", "2fa"]]) {
+        const refused = await run(...args, "--json");
+        assert.notEqual(refused.code, 0, args.join(" "));
+        assert.equal(refused.stdout, "", args.join(" "));
+      }
+
+      const after = await database.open();
+      try {
+        const [row] = await after.db.select().from(adminUsers).where(eq(adminUsers.id, lost.id));
+        assert.deepEqual([row.totpSecret, row.totpPendingSecret, row.totpLastStep], [null, null, null]);
+        assert.ok(row.sessionGeneration > generationBefore, "the admin's sessions have ended");
+        assert.equal((await after.db.select().from(adminRecoveryCodes).where(eq(adminRecoveryCodes.adminUserId, lost.id))).length, 0);
+        const actions = await after.db
+          .select({ action: auditLog.action })
+          .from(auditLog)
+          .where(and(eq(auditLog.actorType, "cli"), eq(auditLog.targetId, lost.id), eq(auditLog.action, "admin_user.two_factor_reset")));
+        assert.equal(actions.length, 2);
+      } finally {
+        await after.close();
       }
     });
 

@@ -16,6 +16,11 @@ function files(dir: string): string[] {
 
 const adminFiles = files(path.join(process.cwd(), "app", "admin"));
 
+// The two-factor page and its actions are the only ones open to a session that must first set up
+// two-factor sign-in (ADMIN_2FA_REQUIRED): they touch nothing but the signed-in admin's own record.
+const twoFactorDir = path.join(process.cwd(), "app", "admin", "settings", "two-factor") + path.sep;
+const sessionCheck = (file: string) => (file.startsWith(twoFactorDir) ? "requireAdminSessionForTwoFactor" : "requireAdminSession");
+
 test("every admin page calls requireAdminSession() before anything else it awaits", () => {
   const pages = adminFiles.filter((file) => /[/\\]page\.tsx?$/.test(file));
   assert.ok(pages.length >= 10, "the admin pages are found");
@@ -23,7 +28,11 @@ test("every admin page calls requireAdminSession() before anything else it await
     const source = fs.readFileSync(page, "utf8");
     const body = source.slice(source.indexOf("export default"));
     const firstAwait = body.match(/await\s+[\w.]+\(/)?.[0];
-    assert.match(firstAwait ?? "", /^await\s+requireAdminSession\($/, `${path.relative(process.cwd(), page)} starts with await requireAdminSession()`);
+    assert.match(
+      firstAwait ?? "",
+      new RegExp(`^await\\s+${sessionCheck(page)}\\($`),
+      `${path.relative(process.cwd(), page)} starts with await ${sessionCheck(page)}()`,
+    );
   }
 });
 
@@ -45,7 +54,7 @@ test("every server action under app/admin checks the session before anything els
       const firstCall = action.slice(action.indexOf("{")).match(/(?:await|return)\s+[\w.]+\(/)?.[0];
       assert.match(
         firstCall ?? "",
-        /^(await\s+requireAdminSession|return\s+runAdminFormAction)\($/,
+        new RegExp(`^(await\\s+${sessionCheck(file)}|return\\s+runAdminFormAction)\\($`),
         `${path.relative(process.cwd(), file)}: ${name} starts with requireAdminSession() or runAdminFormAction()`,
       );
     }
