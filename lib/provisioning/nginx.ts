@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { checkedAbsolutePath, checkedHostName, checkedLinuxName, checkedPathInside, checkedPort } from "./render-checks";
+import { checkedAbsolutePath, checkedHostName, checkedLinuxName, checkedPathInside, checkedPort, refuseRenderedValue } from "./render-checks";
 import { eachLimited, readIfExists, runCommand, writeAtomically } from "./system";
 
 // nginx server blocks, one file per served domain: NGINX_SITES_DIR/<domain>.conf, included by
@@ -56,7 +56,7 @@ function checkedSite(site: Site, settings: SiteSettings): Site {
   const username = checkedLinuxName(RENDERER, "username", site.username);
   checkedHostName(RENDERER, "domain", site.domain);
   if (!Array.isArray(site.serverNames) || site.serverNames.length === 0) {
-    throw new Error(`${RENDERER}: refused the server names of ${JSON.stringify(site.domain)}: there must be at least one`);
+    refuseRenderedValue(RENDERER, "server names", site.serverNames, "there must be at least one");
   }
   for (const name of site.serverNames) checkedHostName(RENDERER, "server name", name);
   checkedPathInside(RENDERER, "document root", site.documentRoot, path.posix.join(checkedAbsolutePath(RENDERER, "home root", roots.homes), username));
