@@ -103,8 +103,10 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
   return { sites, pools: [...pools.values()], usernames: new Set(rows.map((row) => row.username)) };
 }
 
-const render = (sites: Site[]): SiteChange[] =>
-  sites.map((site) => ({ domain: site.domain, contents: renderSite(site, siteSettings()) }));
+const render = (sites: Site[]): SiteChange[] => {
+  const settings = siteSettings();
+  return sites.map((site) => ({ domain: site.domain, contents: renderSite(site, settings) }));
+};
 
 const logDirs = (usernames: Iterable<string>) => [...usernames].map(accessLogDir);
 
@@ -271,9 +273,10 @@ export async function syncAllSites(db: Queryable): Promise<void> {
   // A stored value a renderer refuses (render-checks.ts) is logged, and that site or pool keeps
   // the file it has: one bad row must not keep the panel, or every other site, from starting.
   const changes: SiteChange[] = [];
+  const settings = siteSettings();
   for (const site of hosting.sites) {
     try {
-      changes.push({ domain: site.domain, contents: renderSite(site, siteSettings()) });
+      changes.push({ domain: site.domain, contents: renderSite(site, settings) });
     } catch (error) {
       console.error("[web] a site was not written at start:", (error as Error).message);
     }

@@ -22,7 +22,6 @@ export const VISITOR_STATS_PERIOD_MS = 15 * 60 * 1000;
 const TIMEOUT_MS = 120_000;
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
-const accountLogDir = (username: string) => path.join(env().accessLogDir, username);
 const combinedReportPath = (username: string) => path.join(env().dataDir, "visitor-stats", `${username}.json`);
 
 /**

@@ -185,19 +185,26 @@ export function listDirectory(dir: FileHandle): Promise<string[]> {
  * midway; --one-file-system: nothing mounted inside is entered. Any depth, no descriptor per
  * level in the panel. Missing → nothing.
  */
-export function removeTreeIn(dir: FileHandle, name: string): Promise<void> {
-  inside(dir, name);
+export async function removeTreeIn(dir: FileHandle, name: string): Promise<void> {
+  inside(dir, name); // one component of `dir`, nothing else, before rm sees it
+  await runOnDescriptors("rm", ["-rf", "--one-file-system", "--", `/dev/fd/3/${name}`], [dir], 30 * 60_000);
+}
+
+/**
+ * Runs `program` with `descriptors` as its fds 3, 4… (/dev/fd/3… in its arguments: a child's
+ * /proc/self is its own); its standard output. A failure → Error with the end of its stderr.
+ */
+export function runOnDescriptors(program: string, args: string[], descriptors: FileHandle[], timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn("rm", ["-rf", "--one-file-system", "--", `/dev/fd/3/${name}`], {
-      stdio: ["ignore", "ignore", "pipe", dir.fd],
-      timeout: 30 * 60_000,
-    });
+    const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe", ...descriptors.map((handle) => handle.fd)], timeout: timeoutMs });
+    let stdout = "";
     let stderr = "";
+    child.stdout!.on("data", (chunk) => (stdout += chunk));
     child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
     child.on("error", reject);
     child.on("close", (code, signal) => {
-      if (code === 0) resolve();
-      else reject(new Error(`rm could not remove ${name} (${signal ?? `exit ${code}`}): ${stderr.trim()}`));
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`${program} ${args.join(" ")} failed (${signal ?? `exit ${code}`}): ${stderr.trim()}`));
     });
   });
 }

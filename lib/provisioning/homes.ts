@@ -1,9 +1,9 @@
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { AppError } from "@/lib/errors";
-import { makeDirectoryIn, openDirectoryIn, openDirectoryPath, openTrustedDirectory, removeTreeIn } from "./home-files";
+import { makeDirectoryIn, openDirectoryIn, openDirectoryPath, openTrustedDirectory, removeTreeIn, runOnDescriptors } from "./home-files";
 import { linuxUserExists } from "./passwd";
 
 // Home directories and Linux users of hosting accounts. A home is HOME_ROOT/<username>/
@@ -142,22 +142,10 @@ export async function measureBytes(dir: string): Promise<number | null> {
   const handle = await openHome(dir);
   if (!handle) return null;
   try {
-    return await new Promise<number>((resolve, reject) => {
-      const child = spawn("du", ["-s", "-B1", "-H", "-x", "--", "/dev/fd/3"], {
-        stdio: ["ignore", "pipe", "pipe", handle.fd],
-        timeout: 10 * 60_000,
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout!.on("data", (chunk) => (stdout += chunk));
-      child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
-      child.on("error", reject);
-      child.on("close", (code) => {
-        const bytes = Number(stdout.split(/\s/)[0]);
-        if (code === 0 && stdout && Number.isFinite(bytes)) resolve(bytes);
-        else reject(new Error(`du failed (exit ${code}): ${stderr.trim()}`));
-      });
-    });
+    const stdout = await runOnDescriptors("du", ["-s", "-B1", "-H", "-x", "--", "/dev/fd/3"], [handle], 10 * 60_000);
+    const bytes = Number(stdout.split(/\s/)[0]);
+    if (!stdout || !Number.isFinite(bytes)) throw new Error(`du gave no size: ${stdout.trim()}`);
+    return bytes;
   } finally {
     await handle.close();
   }

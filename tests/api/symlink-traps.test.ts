@@ -10,7 +10,7 @@ import { testBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey } from "../support/seed";
-import { removeLinuxUsers, startWebServers, type WebServers } from "../support/web-servers";
+import { removeLinuxUsers, startWebServers, systemUsersHostingEnv, type WebServers } from "../support/web-servers";
 
 // No root operation in a home follows a link the customer controls (README "Security"). Each
 // trap is planted by the account's own Linux user (runuser), pointing at decoys outside the home
@@ -30,13 +30,7 @@ before(async () => {
   fs.mkdirSync(bigDecoy, { mode: 0o755 });
   fs.writeFileSync(path.join(bigDecoy, "blob"), randomBytes(BIG_MB * 1024 * 1024));
   servers = await startWebServers(root);
-  hostingEnv = {
-    ...servers.env,
-    SYSTEM_USERS: "1",
-    HOME_ROOT: path.join(root, "home"),
-    ACCESS_LOG_DIR: path.join(root, "logs"),
-    DISK_USAGE_MAX_AGE_S: "1",
-  };
+  hostingEnv = systemUsersHostingEnv(servers, root);
 });
 
 after(async () => {

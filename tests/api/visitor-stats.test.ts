@@ -105,10 +105,15 @@ test("a 200,000-line log is analysed in a child process: the event loop keeps ti
 });
 
 test("422 saying so when GoAccess is missing", async () => {
-  await assert.rejects(runGoaccess([await fs.promises.open(path.join(logDir, "alice", "alice.example.log"))], "/nonexistent/goaccess"), (error: unknown) => {
-    assert.ok(error instanceof AppError);
-    assert.equal(error.code, "VALIDATION");
-    assert.match(error.message, /GoAccess is not installed/);
-    return true;
-  });
+  const log = await fs.promises.open(path.join(logDir, "alice", "alice.example.log"));
+  try {
+    await assert.rejects(runGoaccess([log], "/nonexistent/goaccess"), (error: unknown) => {
+      assert.ok(error instanceof AppError);
+      assert.equal(error.code, "VALIDATION");
+      assert.match(error.message, /GoAccess is not installed/);
+      return true;
+    });
+  } finally {
+    await log.close();
+  }
 });

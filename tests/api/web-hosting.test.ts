@@ -12,7 +12,7 @@ import { testBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey, seedActor } from "../support/seed";
-import { removeLinuxUsers, startWebServers, type WebServers } from "../support/web-servers";
+import { removeLinuxUsers, startWebServers, systemUsersHostingEnv, type WebServers } from "../support/web-servers";
 
 // Sites served for real: HTTP API → nginx → PHP-FPM as the account's Linux user → access log
 // → visitor statistics, with this file's own nginx and php-fpm (tests/support/web-servers.ts).
@@ -27,13 +27,7 @@ let hostingEnv: Record<string, string>;
 
 before(async () => {
   servers = await startWebServers(root);
-  hostingEnv = {
-    ...servers.env,
-    SYSTEM_USERS: "1",
-    HOME_ROOT: path.join(root, "home"),
-    ACCESS_LOG_DIR: path.join(root, "logs"),
-    DISK_USAGE_MAX_AGE_S: "1",
-  };
+  hostingEnv = systemUsersHostingEnv(servers, root);
 });
 
 after(async () => {

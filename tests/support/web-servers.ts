@@ -116,6 +116,17 @@ export async function startWebServers(root: string): Promise<WebServers> {
   };
 }
 
+/** The panel's settings for sites on `servers` with a Linux user per account, homes and logs under `root`. */
+export function systemUsersHostingEnv(servers: WebServers, root: string): Record<string, string> {
+  return {
+    ...servers.env,
+    SYSTEM_USERS: "1",
+    HOME_ROOT: path.join(root, "home"),
+    ACCESS_LOG_DIR: path.join(root, "logs"),
+    DISK_USAGE_MAX_AGE_S: "1",
+  };
+}
+
 /** userdel of test users (and their groups), whatever state a failed test left them in. */
 export function removeLinuxUsers(usernames: string[]) {
   for (const name of usernames) {
