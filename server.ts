@@ -11,6 +11,7 @@ import { syncAllSites } from "@/lib/hosting/service";
 import { BODY_TOO_LARGE_MESSAGE, declaresTooLargeBody } from "@/lib/http/body";
 import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from "@/lib/http/client-address";
 import { matchApiRoute } from "@/lib/http/registry";
+import { syncSshServer } from "@/lib/ssh/service";
 import { securityHeaders } from "@/lib/http/security-headers";
 import { buildAddressMatcher } from "@/lib/net/address";
 
@@ -36,6 +37,7 @@ export async function startServer(): Promise<http.Server> {
   await prepareDatabase(db);
   await syncAllZoneFiles(db.db);
   await syncAllSites(db.db);
+  await syncSshServer(db.db);
 
   const app = next({ dev: false, dir: process.cwd() });
   await app.prepare();

@@ -1,4 +1,5 @@
 import { expect, type Page, test } from "@playwright/test";
+import { ed25519KeyLine, fingerprintOf } from "../tests/support/ssh-keys";
 import { api, screenshot, signIn, state } from "./support";
 
 // Plans, resellers, PHP versions and hosting accounts through their admin pages: list, create,
@@ -204,6 +205,32 @@ test("the lists search in the URL and fit a phone's screen", async ({ page }) =>
   await screenshot(page, "accounts-list-phone");
   await page.goto(`${state().baseUrl}/admin/plans/create`);
   await screenshot(page, "plan-create-phone");
+});
+
+test("accounts: SSH keys on the account's page — add (fingerprint shown, the API sees it), a key with options refused at its field, remove", async ({ page }) => {
+  const { baseUrl, adminKey } = state();
+  const line = ed25519KeyLine();
+  const key = { line: `${line} me@laptop`, fingerprint: fingerprintOf(line) };
+  await page.goto(`${baseUrl}/admin/accounts`);
+  await page.getByRole("link", { name: "Edit shopper" }).click();
+  const section = page.getByRole("region", { name: "SSH keys" });
+  await expect(section).toContainText("No keys yet.");
+  await section.getByLabel("Key name").fill("Laptop");
+  await section.getByLabel("Public key (one line of an OpenSSH .pub file)").fill(`command="/bin/sh" ${key.line}`);
+  await section.getByRole("button", { name: "Add key" }).click();
+  await expect(section.locator(".error")).toContainText("options such as command= or from= are not allowed");
+  await expect(section.getByLabel("Public key (one line of an OpenSSH .pub file)")).toHaveAttribute("aria-invalid", "true");
+  await section.getByLabel("Public key (one line of an OpenSSH .pub file)").fill(key.line);
+  await section.getByRole("button", { name: "Add key" }).click();
+  await expect(row(page, "Laptop")).toContainText(key.fingerprint);
+  await expect(row(page, "Laptop")).toContainText("ssh-ed25519");
+  await screenshot(page, "account-ssh-keys");
+  const listed = await (await api("/api/client/ssh-keys", adminKey, "shopper")).json();
+  expect(listed.ssh_keys).toEqual([expect.objectContaining({ name: "Laptop", type: "ssh-ed25519", fingerprint: key.fingerprint })]);
+
+  await page.getByRole("button", { name: "Remove the SSH key Laptop" }).click();
+  await expect(section).toContainText("No keys yet.");
+  expect((await (await api("/api/client/ssh-keys", adminKey, "shopper")).json()).ssh_keys).toEqual([]);
 });
 
 test("accounts: Terminate asks for the username, then removes the account and its records", async ({ page }) => {

@@ -58,6 +58,8 @@ const envSchema = z.object({
     .transform((value) => value === "1"),
   WEB_SERVER: z.enum(["nginx"]).optional(),
   WEB_SERVER_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("www-data"),
+  // The user nginx's workers run as: a member of each account's group (it enters the homes).
+  WEB_SERVER_USER: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a user name").default("www-data"),
   NGINX_SITES_DIR: optionalString,
   NGINX_TEST_COMMAND: z.string().trim().min(1).default("nginx -t"),
   NGINX_RELOAD_COMMAND: z.string().trim().min(1).default("nginx -s reload"),
@@ -68,6 +70,16 @@ const envSchema = z.object({
   PHP_FPM_BINARY: z.string().trim().min(1).default("/usr/sbin/php-fpm{version}"),
   PHP_FPM_RELOAD_COMMAND: optionalString,
   CERTS_DIR: optionalString,
+  // Customer file access (README "Files and SSH"): OpenSSH configured by the panel.
+  SSH_SERVER: z.enum(["openssh"]).optional(),
+  SSHD_CONFIG_FILE: z.string().trim().min(1).default("/etc/ssh/sshd_config.d/panel.conf"),
+  SSHD_TEST_COMMAND: z.string().trim().min(1).default("sshd -t"),
+  SSHD_RELOAD_COMMAND: z.string().trim().min(1).default("pkill -HUP -F /run/sshd.pid"),
+  SSH_KEYS_DIR: z.string().trim().min(1).default("/etc/ssh/panel-keys"),
+  SSH_HOST: optionalString,
+  SSH_PORT: z.coerce.number().int().min(1).max(65535).default(22),
+  SFTP_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("panel-sftp"),
+  SHELL_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("panel-shell"),
   DISK_USAGE_MAX_AGE_S: positiveInt(900),
   ACME_DIRECTORY_URL: optionalString.refine(
     (url) => url === null || /^https:\/\//.test(url),
@@ -107,6 +119,9 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const raw = parsed.data;
+  if (raw.SSH_SERVER && !raw.SYSTEM_USERS) {
+    throw new ConfigError("Invalid configuration:\n  SSH_SERVER: needs SYSTEM_USERS=1 (SFTP and SSH log in as the account's Linux user)");
+  }
   const publicUrl = (raw.PUBLIC_URL ?? `http://localhost:${raw.PORT}`).replace(/\/+$/, "");
   const dataDir = path.resolve(/* turbopackIgnore: true */ raw.DATA_DIR);
   return {
@@ -127,6 +142,7 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     systemUsers: raw.SYSTEM_USERS,
     webServer: raw.WEB_SERVER ?? null,
     webServerGroup: raw.WEB_SERVER_GROUP,
+    webServerUser: raw.WEB_SERVER_USER,
     nginxSitesDir: path.resolve(/* turbopackIgnore: true */ raw.NGINX_SITES_DIR ?? path.join(dataDir, "nginx")),
     nginxTestCommand: raw.NGINX_TEST_COMMAND,
     nginxReloadCommand: raw.NGINX_RELOAD_COMMAND,
@@ -139,6 +155,19 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     phpFpmSocketDir: path.resolve(/* turbopackIgnore: true */ raw.PHP_FPM_SOCKET_DIR),
     phpFpmBinary: raw.PHP_FPM_BINARY,
     phpFpmReloadCommand: raw.PHP_FPM_RELOAD_COMMAND,
+    ssh: raw.SSH_SERVER
+      ? {
+          configFile: path.resolve(/* turbopackIgnore: true */ raw.SSHD_CONFIG_FILE),
+          testCommand: raw.SSHD_TEST_COMMAND,
+          reloadCommand: raw.SSHD_RELOAD_COMMAND,
+          keysDir: path.resolve(/* turbopackIgnore: true */ raw.SSH_KEYS_DIR),
+          sftpGroup: raw.SFTP_GROUP,
+          shellGroup: raw.SHELL_GROUP,
+        }
+      : null,
+    // What clients are told to connect to (GET /api/client/account `ssh`).
+    sshHost: raw.SSH_HOST ?? new URL(publicUrl).hostname,
+    sshPort: raw.SSH_PORT,
     diskUsageMaxAgeMs: raw.DISK_USAGE_MAX_AGE_S * 1000,
     acme: raw.ACME_DIRECTORY_URL
       ? {

@@ -10,3 +10,4 @@ export * from "./sso";
 export * from "./auth";
 export * from "./certificates";
 export * from "./idempotency";
+export * from "./ssh";

@@ -65,6 +65,8 @@ export const hostingAccountSchema = z.object({
   is_suspended: z.boolean(),
   suspension_reason: z.string().nullable(),
   has_ssh_access: z.boolean(),
+  // How the customer reaches their files (README "Files and SSH"): SFTP always, a shell when `shell`.
+  ssh: z.object({ host: z.string(), port: z.number().int(), username: z.string(), shell: z.boolean() }),
   plan: planSchema,
   reseller_id: z.number().int().nullable(),
   created_at: timestamp,

@@ -4,6 +4,7 @@ import { removeAccountHome, removeAccountSites, setAccountSitesSuspended } from 
 import { removeCertificate } from "@/lib/provisioning/acme";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { removeZoneFile } from "@/lib/provisioning/zone-files";
+import { removeAccountLogins, setAccountLoginsSuspended } from "@/lib/ssh/service";
 
 /** What an account holds on the servers, read from its records: plain names, no database handle. */
 export interface AccountHoldings {
@@ -37,8 +38,8 @@ async function eachInTurn(names: string[], act: (name: string) => Promise<void>)
 }
 
 /**
- * In DESIGN.md's order of termination: sites and PHP pools, certificates, zone files, MariaDB
- * databases and users, the system user, the home directory.
+ * In DESIGN.md's order of termination: sites and PHP pools, SFTP and SSH logins, certificates,
+ * zone files, MariaDB databases and users, the system user, the home directory.
  */
 export const accountServerParts: readonly AccountServerPart[] = [
   {
@@ -46,6 +47,12 @@ export const accountServerParts: readonly AccountServerPart[] = [
     remove: ({ accountId }, tx) => removeAccountSites(tx, accountId),
     // Suspended sites answer 503 with a short "suspended" page.
     setSuspended: ({ accountId }, suspended, tx) => setAccountSitesSuspended(tx, accountId, suspended),
+  },
+  {
+    name: "SFTP and SSH logins",
+    remove: ({ username }) => removeAccountLogins(username),
+    // The Linux user expires, its keys file is emptied and its sessions end.
+    setSuspended: ({ accountId, username }, suspended, tx) => setAccountLoginsSuspended(tx, accountId, username, suspended),
   },
   {
     name: "certificates",

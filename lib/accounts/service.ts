@@ -4,10 +4,12 @@ import type { Database, Queryable } from "@/db/client";
 import { DEFAULT_PLAN_NAME } from "@/db/prepare";
 import { customerDatabases, databaseUsers, domains, hostingAccounts, phpVersions, plans, resellers } from "@/db/schema";
 import { countAccountRecords } from "@/lib/dns/service";
+import { env } from "@/lib/env";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { databaseSizesMb } from "@/lib/databases/service";
 import { accountDiskUsageMb } from "@/lib/hosting/disk-usage";
-import { applySshAccess, assertPhpUsable, provisionAccount, syncAccountSites, webHostingEnabled } from "@/lib/hosting/service";
+import { webHostingEnabled } from "@/lib/hosting/home";
+import { applySshAccess, assertPhpUsable, provisionAccount, syncAccountSites } from "@/lib/hosting/service";
 import { lockAccount } from "@/lib/accounts/lock";
 import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
@@ -56,6 +58,7 @@ export function toAccountRecord(
     is_suspended: account.status === "suspended",
     suspension_reason: account.suspensionReason,
     has_ssh_access: account.hasSshAccess,
+    ssh: { host: env().sshHost, port: env().sshPort, username: account.username, shell: account.hasSshAccess },
     plan: toPlanRecord(plan),
     reseller_id: account.resellerId,
     created_at: account.createdAt.toISOString(),

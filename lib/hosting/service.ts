@@ -7,7 +7,6 @@ import { siteNames } from "@/lib/domains/names";
 import { env } from "@/lib/env";
 import {
   createDocumentRoot,
-  createHome,
   createSystemUser,
   LOGIN_SHELL,
   NO_LOGIN_SHELL,
@@ -19,20 +18,15 @@ import { LinkInHomeError, pathComponents } from "@/lib/provisioning/home-files";
 import { applySites, renderSite, type Site, type SiteChange, siteSettings, writtenSiteDomains } from "@/lib/provisioning/nginx";
 import { eachLimited } from "@/lib/provisioning/system";
 import { assertPhpInstalled, type Pool, poolSocketPath, reloadPhp, removePool, writePool } from "@/lib/provisioning/php-fpm";
+import { applyLoginAccess } from "@/lib/ssh/service";
+import { fileOwner, homeOf, homesEnabled, prepareHome, webHostingEnabled } from "./home";
 
 // Web hosting (DESIGN.md "Web hosting"): what the database says each account's sites, PHP
 // pools, home and Linux user must be, handed to the provisioning modules. Every function that
 // writes reads its rows through the caller's transaction and holds the account's row lock
 // (the caller's), so two changes of one account never write from different snapshots.
 
-export const webHostingEnabled = () => env().webServer !== null;
-/** Homes are made when sites are served or accounts have Linux users. */
-export const homesEnabled = () => webHostingEnabled() || env().systemUsers;
-
-export const homeOf = (username: string) => path.join(env().homeRoot, username);
 const accessLogDir = (username: string) => path.join(env().accessLogDir, username);
-/** The Linux user owning an account's files and PHP: its own, or the panel's/web server's without SYSTEM_USERS. */
-const fileOwner = (username: string) => (env().systemUsers ? username : null);
 const poolUser = (username: string) => (env().systemUsers ? username : env().webServerGroup);
 
 /** A certificate the ACME job wrote for the domain (CERTS_DIR/<domain>/fullchain.pem + privkey.pem), if any. */
@@ -207,8 +201,9 @@ export async function provisionAccount(db: Queryable, accountId: number): Promis
     if (env().systemUsers) {
       await createSystemUser(username, homeOf(username), account.ssh ? LOGIN_SHELL : NO_LOGIN_SHELL);
       userCreated = true;
+      await applyLoginAccess(username, account.ssh);
     }
-    await createHome(homeOf(username), fileOwner(username), env().webServerGroup);
+    await prepareHome(username);
     if (webHostingEnabled()) {
       const hosting = await loadHosting(db, [accountId]);
       for (const site of hosting.sites) await createDocumentRoot(homeOf(username), site.documentRoot, fileOwner(username), env().webServerGroup);
@@ -240,7 +235,7 @@ export async function provisionDomain(db: Queryable, domainId: number): Promise<
   if (row.path !== null) {
     const home = homeOf(row.username);
     try {
-      await createHome(home, fileOwner(row.username), env().webServerGroup);
+      await prepareHome(row.username);
       await createDocumentRoot(home, path.join(home, row.path), fileOwner(row.username), env().webServerGroup);
     } catch (error) {
       // A link the customer put on the way: 422 naming domain_path when it is on that path.
@@ -256,9 +251,11 @@ export async function assertPhpUsable(version: string): Promise<void> {
   if (webHostingEnabled()) await assertPhpInstalled(version);
 }
 
-/** The admin's SSH toggle: the Linux user's login shell follows it. */
+/** The admin's SSH toggle: the Linux user's login shell follows it, and with SSH_SERVER whether it is chrooted to SFTP. */
 export async function applySshAccess(username: string, hasSshAccess: boolean): Promise<void> {
-  if (env().systemUsers) await setLoginShell(username, hasSshAccess ? LOGIN_SHELL : NO_LOGIN_SHELL);
+  if (!env().systemUsers) return;
+  await setLoginShell(username, hasSshAccess ? LOGIN_SHELL : NO_LOGIN_SHELL);
+  await applyLoginAccess(username, hasSshAccess);
 }
 
 /**

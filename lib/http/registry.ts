@@ -3,6 +3,7 @@ import { databaseOperations, databaseUserOperations } from "@/lib/databases/oper
 import { dnsOperations } from "@/lib/dns/operations";
 import { domainOperations } from "@/lib/domains/operations";
 import { metricsOperations } from "@/lib/metrics/operations";
+import { sshOperations } from "@/lib/ssh/operations";
 import { ssoOperations } from "@/lib/sso/operations";
 import { endpointOf, type HttpMethod, type Operation } from "./operation";
 
@@ -16,6 +17,7 @@ export const operations: readonly Operation[] = [
   ...Object.values(databaseUserOperations),
   ...Object.values(dnsOperations),
   ...Object.values(domainOperations),
+  ...Object.values(sshOperations),
 ];
 
 const endpoints = new Set(operations.map(endpointOf));

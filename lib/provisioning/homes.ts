@@ -1,14 +1,19 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { AppError } from "@/lib/errors";
 import { makeDirectoryIn, openDirectoryIn, openDirectoryPath, openTrustedDirectory, removeTreeIn, runOnDescriptors } from "./home-files";
-import { linuxUserExists } from "./passwd";
+import { linuxGroupIds, linuxGroupMembers, linuxUserExists } from "./passwd";
 
-// Home directories and Linux users of hosting accounts. A home is HOME_ROOT/<username>/
-// (0750, group of the web server so nginx can read the sites and nothing else can), with
-// public_html and a private tmp (0700, PHP's uploads and sessions).
+// Home directories and Linux users of hosting accounts. With a Linux user per account
+// (SYSTEM_USERS=1) a home is HOME_ROOT/<username>/, root's, group the account's own, 0750: sshd
+// chroots SFTP-only logins into it (it must be root's and writable by nobody else), the
+// account's processes enter it through the group, and the web server's user is a member of each
+// account's group, so nginx can read the sites and no other account can — whatever modes the
+// customer gives their files. Inside, the customer's own public_html (0750, group of the web
+// server) and a private tmp (0700, PHP's uploads and sessions). Without Linux users the home is
+// the panel's (0750, group of the web server).
 
 const run = promisify(execFile);
 
@@ -33,6 +38,13 @@ async function lookup(database: "passwd" | "group", name: string): Promise<strin
   }
 }
 
+/** The id of a group (an account's own, named like its user). */
+export async function groupIdOf(group: string): Promise<number> {
+  const gid = (await linuxGroupIds()).get(group);
+  if (gid === undefined) throw new Error(`no group ${group}`);
+  return gid;
+}
+
 async function ids(user: string | null, group: string): Promise<{ uid: number; gid: number }> {
   const groupEntry = await lookup("group", group);
   if (!groupEntry) throw new AppError("VALIDATION", `The web server's group ${group} does not exist on this server`);
@@ -40,42 +52,118 @@ async function ids(user: string | null, group: string): Promise<{ uid: number; g
   return { uid: userEntry ? Number(userEntry[2]) : process.getuid!(), gid: Number(groupEntry[2]) };
 }
 
-async function command(program: string, args: string[]): Promise<void> {
-  try {
-    await run(program, args, { timeout: 30_000 });
-  } catch (error) {
-    const { stderr } = error as { stderr?: string };
-    throw new AppError("VALIDATION", `${program} failed: ${(stderr || (error as Error).message).trim()}`);
+async function command(program: string, args: string[], input?: string): Promise<void> {
+  const failed = (why: string) => new AppError("VALIDATION", `${program} failed: ${why.trim()}`);
+  if (input === undefined) {
+    try {
+      await run(program, args, { timeout: 30_000 });
+    } catch (error) {
+      const { stderr } = error as { stderr?: string };
+      throw failed(stderr || (error as Error).message);
+    }
+    return;
   }
+  // A secret goes to the program's standard input, never onto its command line (ps shows that).
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(program, args, { stdio: ["pipe", "ignore", "pipe"], timeout: 30_000 });
+    let stderr = "";
+    child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
+    child.on("error", (error) => reject(failed(error.message)));
+    child.on("close", (code, signal) => (code === 0 ? resolve() : reject(failed(stderr || `exit ${signal ?? code}`))));
+    child.stdin!.end(input);
+  });
 }
 
-/** useradd: a user of its own group, home HOME_ROOT/<username> (made by createHome). */
+/**
+ * useradd: a user of its own group, home HOME_ROOT/<username> (made by createHome), password
+ * field `*`: no password matches it, yet the account is not locked, so sshd accepts its keys.
+ */
 export async function createSystemUser(username: string, home: string, shell: string): Promise<void> {
-  await command("useradd", ["--no-create-home", "--home-dir", home, "--shell", shell, "--user-group", checkedName(username)]);
+  await command("useradd", ["--no-create-home", "--home-dir", home, "--shell", shell, "--password", "*", "--user-group", checkedName(username)]);
+}
+
+/** Adds `member` (a user) to `group`; false (and nothing done) when it is a member already. */
+export async function addGroupMember(group: string, member: string): Promise<boolean> {
+  if ((await linuxGroupMembers(group))?.includes(member)) return false;
+  await command("gpasswd", ["--add", member, group]);
+  return true;
 }
 
 export async function setLoginShell(username: string, shell: string): Promise<void> {
   await command("usermod", ["--shell", shell, checkedName(username)]);
 }
 
-/** userdel, and nothing when the user is already gone. */
-export async function removeSystemUser(username: string): Promise<void> {
-  if (await linuxUserExists(checkedName(username))) await command("userdel", [username]);
+/** The user's supplementary groups become exactly `groups` (the panel's SFTP or shell group). */
+export async function setSupplementaryGroups(username: string, groups: string[]): Promise<void> {
+  await command("usermod", ["--groups", groups.join(","), checkedName(username)]);
+}
+
+/** Creates a system group when there is none of that name. */
+export async function ensureGroup(group: string): Promise<void> {
+  if (!(await lookup("group", group))) await command("groupadd", ["--system", group]);
+}
+
+/** The group's members become exactly `usernames` (one command, whatever their number). */
+export async function setGroupMembers(group: string, usernames: string[]): Promise<void> {
+  await command("gpasswd", ["--members", usernames.map(checkedName).join(","), group]);
 }
 
 /**
- * Creates (or repairs) the home and its public_html and tmp, owned by `owner` (the account's
- * Linux user; null: the panel's own user) with the web server's group. Each directory is made,
+ * The login password: hashed by chpasswd with the system's method (yescrypt on Debian 12) into
+ * /etc/shadow, handed to it on standard input; null puts back `*` (keys only).
+ */
+export async function setLoginPassword(username: string, password: string | null): Promise<void> {
+  if (password === null) return command("usermod", ["--password", "*", checkedName(username)]);
+  if (/[\u0000-\u001f\u007f]/.test(password)) throw new Error("a password with a control character never reaches chpasswd");
+  await command("chpasswd", [], `${checkedName(username)}:${password}\n`);
+}
+
+/**
+ * Suspension of logins: an expired account (expiry date 1970-01-02) is refused by sshd (and by
+ * PAM, and by cron) whatever key or password it offers; an empty expiry date lifts it.
+ */
+export async function setLoginExpired(username: string, expired: boolean): Promise<void> {
+  await command("usermod", ["--expiredate", expired ? "1" : "", checkedName(username)]);
+}
+
+/** Ends every process of the user (SFTP and SSH sessions among them); none running is fine. */
+export async function endUserProcesses(username: string): Promise<void> {
+  try {
+    await run("pkill", ["--signal", "KILL", "--euid", checkedName(username)], { timeout: 30_000 });
+  } catch (error) {
+    // pkill exits 1 when no process matched.
+    if ((error as { code?: number }).code !== 1) throw error;
+  }
+}
+
+/**
+ * userdel (after ending the user's processes: userdel refuses a user still logged in), then
+ * the user's group, which userdel keeps when it has members (the web server's user); nothing
+ * when they are already gone.
+ */
+export async function removeSystemUser(username: string): Promise<void> {
+  if (await linuxUserExists(checkedName(username))) {
+    await endUserProcesses(username);
+    await command("userdel", [username]);
+  }
+  if (await lookup("group", username)) await command("groupdel", [username]);
+}
+
+/**
+ * Creates (or repairs) the home (root's, group `owner`'s; without a Linux user the panel's) and
+ * its public_html and tmp, owned by `owner` (the account's Linux user; null: the panel's own
+ * user) with the web server's group. Each directory is made,
  * opened and changed through handles (./home-files.ts): public_html or tmp replaced by a link
  * → LinkInHomeError (422), and nothing outside the home is touched.
  */
 export async function createHome(home: string, owner: string | null, webGroup: string): Promise<void> {
   const { uid, gid } = await ids(owner, webGroup);
+  const homeOwnership = owner ? { uid: 0, gid: await groupIdOf(owner), mode: 0o750 } : { uid, gid, mode: 0o750 };
   await fs.mkdir(path.dirname(home), { recursive: true });
   const homes = await openTrustedDirectory(path.dirname(home));
   if (!homes) throw new Error(`no directory ${path.dirname(home)} for the homes`);
   try {
-    const homeDir = await makeDirectoryIn(homes, path.basename(home), { uid, gid, mode: 0o750 }, { repair: true });
+    const homeDir = await makeDirectoryIn(homes, path.basename(home), homeOwnership, { repair: true });
     try {
       for (const [name, mode] of [
         ["public_html", 0o750],

@@ -1,7 +1,33 @@
 import fs from "node:fs/promises";
 
-/** Whether a Linux user of this name exists on this machine (/etc/passwd). */
+// The machine's users and groups, read from /etc/passwd and /etc/group (one read, whatever the
+// number of accounts asked about).
+
+async function entries(file: "/etc/passwd" | "/etc/group"): Promise<string[][]> {
+  const text = await fs.readFile(/* turbopackIgnore: true */ file, "utf8").catch(() => "");
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => line.split(":"));
+}
+
+/** The names of every Linux user of this machine. */
+export async function linuxUsernames(): Promise<Set<string>> {
+  return new Set((await entries("/etc/passwd")).map(([name]) => name));
+}
+
+/** Whether a Linux user of this name exists on this machine. */
 export async function linuxUserExists(username: string): Promise<boolean> {
-  const passwd = await fs.readFile(/* turbopackIgnore: true */ "/etc/passwd", "utf8").catch(() => "");
-  return passwd.split("\n").some((line) => line.split(":", 1)[0] === username);
+  return (await linuxUsernames()).has(username);
+}
+
+/** Every group of this machine by name, with its id. */
+export async function linuxGroupIds(): Promise<Map<string, number>> {
+  return new Map((await entries("/etc/group")).map(([name, , gid]) => [name, Number(gid)]));
+}
+
+/** The members of a group (its supplementary members, as /etc/group lists them); null when there is no such group. */
+export async function linuxGroupMembers(group: string): Promise<string[] | null> {
+  const entry = (await entries("/etc/group")).find(([name]) => name === group);
+  return entry ? (entry[3] ?? "").split(",").filter(Boolean) : null;
 }

@@ -25,7 +25,8 @@ export function refuseRenderedValue(renderer: string, kind: string, value: unkno
   throw new Error(`${renderer}: refused the ${kind} ${shown}: ${rule}`);
 }
 
-function checkedString(renderer: string, kind: string, value: unknown, pattern: RegExp, rule: string): string {
+/** `value` when it is a string matching `pattern` (an allow-list), else the refusal naming `rule`. */
+export function checkedString(renderer: string, kind: string, value: unknown, pattern: RegExp, rule: string): string {
   if (typeof value !== "string" || !pattern.test(value)) refuseRenderedValue(renderer, kind, value, rule);
   return value;
 }

@@ -6,13 +6,22 @@ import path from "node:path";
 // What every provisioning module needs from the machine: files replaced atomically and
 // configured commands run without a shell.
 
-/** Writes `target` through a temporary file, fsync and rename: readers see old or new, never half. */
-export async function writeAtomically(target: string, contents: string, mode = 0o644): Promise<void> {
+/**
+ * Writes `target` through a temporary file, fsync and rename: readers see old or new, never
+ * half. `owner`: the file is given to them before it takes the target's place.
+ */
+export async function writeAtomically(
+  target: string,
+  contents: string,
+  mode = 0o644,
+  owner?: { uid: number; gid: number },
+): Promise<void> {
   await fs.mkdir(path.dirname(target), { recursive: true });
   const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
   const handle = await fs.open(temporary, "w", mode);
   try {
     try {
+      if (owner) await handle.chown(owner.uid, owner.gid);
       await handle.writeFile(contents);
       await handle.sync();
     } finally {

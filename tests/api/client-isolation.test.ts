@@ -13,11 +13,13 @@ import { createDomain, listDomains } from "@/lib/domains/service";
 import { endpointOf } from "@/lib/http/operation";
 import { operations } from "@/lib/http/registry";
 import { addPhpVersion } from "@/lib/php/service";
+import { addSshKey } from "@/lib/ssh/service";
 import { createReseller } from "@/lib/resellers/service";
 import { testBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { type ApiResponse, call } from "../support/http";
 import { makeKey, seedActor, seedTenants } from "../support/seed";
+import { ed25519KeyLine } from "../support/ssh-keys";
 
 // Tenant isolation, as a matrix: every client operation that takes an id (in the path, the
 // query or the body) × every way a caller can act on an account, always with ids that belong to
@@ -43,6 +45,7 @@ interface Holdings {
   freeDatabaseId: number; // linked to nothing: a delete would succeed
   freeUserId: number;
   freeDomainId: number; // a subdomain with nothing on it: a delete would succeed
+  sshKeyId: number;
 }
 
 /** The ids of nothing: the control every refusal is compared with. */
@@ -57,6 +60,7 @@ const missing: Holdings = {
   freeDatabaseId: MISSING,
   freeUserId: MISSING,
   freeDomainId: MISSING,
+  sshKeyId: MISSING,
 };
 
 // ---- the rows: who calls, acting on which account, with whose ids ----
@@ -196,6 +200,8 @@ const routes: Route[] = [
     field: "parked_on_domain_id",
   },
 
+  { op: "DELETE /api/client/ssh-keys/{id}", what: "their SSH key", path: ({ theirs }) => `/api/client/ssh-keys/${theirs.sshKeyId}` },
+
   {
     op: "POST /api/client/account/configure-php",
     what: "their domain_id",
@@ -221,6 +227,7 @@ async function holdingsOf(db: Database, account: HostingAccountRecord): Promise<
   const freeDatabase = await createDatabase(db, account, { database_name: "free" });
   const freeUser = await createDatabaseUser(db, account, { username: "free", password: "long enough" });
   const freeDomain = await createDomain(db, account.id, { domain: "free", domain_type: "subdomain", parent_domain_id: domain.id });
+  const sshKey = await addSshKey(db, account.id, { name: "laptop", public_key: ed25519KeyLine() });
   return {
     domain: domain.domain,
     domainId: domain.id,
@@ -231,6 +238,7 @@ async function holdingsOf(db: Database, account: HostingAccountRecord): Promise<
     freeDatabaseId: freeDatabase.id,
     freeUserId: freeUser.id,
     freeDomainId: freeDomain.id,
+    sshKeyId: sshKey.id,
   };
 }
 
@@ -298,6 +306,7 @@ for (const backend of testBackends()) {
         zones: await Promise.all(domains.map((domain) => read(`/api/client/dns-records?domain_id=${domain.id}`))),
         databases: await read("/api/client/databases"),
         databaseUsers: await read("/api/client/database-users"),
+        sshKeys: await read("/api/client/ssh-keys"),
       };
     }
 
@@ -333,6 +342,7 @@ for (const backend of testBackends()) {
         ]) {
           assert.equal((await owner(path)).status, 200, `${username}: ${path}`);
         }
+        assert.deepEqual(state.sshKeys.ssh_keys.map((key: { id: number }) => key.id), [held.sshKeyId]);
         const linked = await owner(`/api/client/databases/${held.databaseId}`);
         assert.deepEqual(linked.body.users.map((user: { id: number; privileges: string[] }) => [user.id, user.privileges]), [[held.userId, ["SELECT"]]]);
         assert.equal((await owner(`/api/client/account/visitor-stats?domain=${held.domain}`)).status, 200, `${username}'s own report`);

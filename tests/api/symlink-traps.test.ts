@@ -123,33 +123,44 @@ for (const backend of testBackends()) {
       asUser(username, "rm", path.join(home, "public_html", "x"));
     });
 
+    test("the home itself is root's: the customer cannot rename or replace what is in it", () => {
+      assert.throws(() => asUser(username, "mv", path.join(home, "tmp"), path.join(home, "tmp.mine")), /Permission denied/);
+      assert.throws(() => asUser(username, "ln", "-s", "/etc", path.join(home, "etc")), /Permission denied/);
+      const stat = fs.statSync(home);
+      assert.equal(stat.uid, 0);
+      assert.equal(stat.mode & 0o777, 0o750);
+    });
+
+    // The two traps below need a write in the home, which the customer no longer has (test
+    // above): they are planted by root, as a home from before that layout could hold them. The
+    // repair must still never follow them.
     test("a home whose tmp is a link is not repaired through it: adding a domain → 422, the target keeps owner and mode", async () => {
       const decoy = makeDecoy();
-      asUser(username, "mv", path.join(home, "tmp"), path.join(home, "tmp.mine"));
-      asUser(username, "ln", "-s", decoy.dir, path.join(home, "tmp"));
+      fs.renameSync(path.join(home, "tmp"), path.join(home, "tmp.mine"));
+      fs.symlinkSync(decoy.dir, path.join(home, "tmp"));
       try {
         const refused = await client().post("/api/client/domains", { domain: "tmptrap", domain_type: "subdomain", parent_domain_id: await mainDomainId() });
         decoy.assertUntouched();
         assert.equal(refused.status, 422, JSON.stringify(refused.body));
         assert.match(refused.body.error, /tmp is a symbolic link/);
       } finally {
-        asUser(username, "rm", path.join(home, "tmp"));
-        asUser(username, "mv", path.join(home, "tmp.mine"), path.join(home, "tmp"));
+        fs.rmSync(path.join(home, "tmp"));
+        fs.renameSync(path.join(home, "tmp.mine"), path.join(home, "tmp"));
       }
     });
 
     test("a home whose public_html is a link: adding a domain under it → 422 naming domain_path, the target unchanged", async () => {
       const decoy = makeDecoy();
-      asUser(username, "mv", path.join(home, "public_html"), path.join(home, "public_html.mine"));
-      asUser(username, "ln", "-s", decoy.dir, path.join(home, "public_html"));
+      fs.renameSync(path.join(home, "public_html"), path.join(home, "public_html.mine"));
+      fs.symlinkSync(decoy.dir, path.join(home, "public_html"));
       try {
         const refused = await client().post("/api/client/domains", { domain: "webtrap", domain_type: "subdomain", parent_domain_id: await mainDomainId() });
         decoy.assertUntouched();
         assert.equal(refused.status, 422, JSON.stringify(refused.body));
         assert.ok(refused.body.errors?.domain_path, JSON.stringify(refused.body));
       } finally {
-        asUser(username, "rm", path.join(home, "public_html"));
-        asUser(username, "mv", path.join(home, "public_html.mine"), path.join(home, "public_html"));
+        fs.rmSync(path.join(home, "public_html"));
+        fs.renameSync(path.join(home, "public_html.mine"), path.join(home, "public_html"));
       }
       // With the home put right, the same request is accepted.
       const accepted = await client().post("/api/client/domains", { domain: "webtrap", domain_type: "subdomain", parent_domain_id: await mainDomainId() });
@@ -163,7 +174,7 @@ for (const backend of testBackends()) {
       assert.equal(first.status, 200, JSON.stringify(first.body));
       assert.equal(typeof first.body.disk.used_mb, "number");
       asUser(username, "ln", "-s", bigDecoy, path.join(home, "public_html", "big"));
-      asUser(username, "ln", "-s", path.join(bigDecoy, "blob"), path.join(home, "blob"));
+      asUser(username, "ln", "-s", path.join(bigDecoy, "blob"), path.join(home, "tmp", "blob"));
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       const second = await client().get("/api/client/account/usage-details");
       assert.equal(second.status, 200);
@@ -192,10 +203,10 @@ for (const backend of testBackends()) {
     test("terminate with links inside the home removes the home and only the home", async () => {
       const decoy = makeDecoy();
       asUser(username, "ln", "-s", decoy.dir, path.join(home, "public_html", "to-decoy"));
-      asUser(username, "ln", "-s", decoy.file, path.join(home, "passwd"));
+      asUser(username, "ln", "-s", decoy.file, path.join(home, "public_html", "passwd"));
       asUser(username, "ln", "-s", "/", path.join(home, "tmp", "root"));
-      asUser(username, "mkdir", "-p", path.join(home, "deep", "a", "b"));
-      asUser(username, "ln", "-s", bigDecoy, path.join(home, "deep", "a", "b", "big"));
+      asUser(username, "mkdir", "-p", path.join(home, "public_html", "deep", "a", "b"));
+      asUser(username, "ln", "-s", bigDecoy, path.join(home, "public_html", "deep", "a", "b", "big"));
       const terminated = await admin().delete(`/api/admin/accounts/${accountId}`);
       assert.equal(terminated.status, 200, JSON.stringify(terminated.body));
       assert.equal(fs.existsSync(home), false, "no home");

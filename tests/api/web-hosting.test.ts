@@ -87,7 +87,7 @@ for (const backend of testBackends()) {
     const client = () => apiClient(env.server.baseUrl, env.seed.adminKey, accountId);
     const mainDomainId = async () => (await client().get("/api/client/domains")).body.find((d: { domain: string }) => d.domain === domain).id;
 
-    test("POST /api/admin/accounts makes a Linux user without a login shell, owner of its 0750 home", async () => {
+    test("POST /api/admin/accounts makes a Linux user without a login shell; its 0750 home is root's, group the account's, with www-data in it", async () => {
       const created = await admin().post("/api/admin/accounts", { username, domain, plan: "default" });
       assert.equal(created.status, 201, JSON.stringify(created.body));
       accountId = created.body.id;
@@ -96,8 +96,13 @@ for (const backend of testBackends()) {
       assert.equal(entry[6], "/usr/sbin/nologin");
       const stat = fs.statSync(home());
       assert.equal(stat.mode & 0o777, 0o750);
-      assert.equal(stat.uid, Number(entry[2]));
-      assert.ok(fs.statSync(path.join(home(), "public_html")).isDirectory());
+      assert.equal(stat.uid, 0);
+      assert.equal(stat.gid, Number(entry[3]));
+      const group = execFileSync("getent", ["group", username], { encoding: "utf8" }).trim().split(":");
+      assert.deepEqual(group[3].split(","), ["www-data"]);
+      const publicHtml = fs.statSync(path.join(home(), "public_html"));
+      assert.ok(publicHtml.isDirectory());
+      assert.equal(publicHtml.uid, Number(entry[2]));
     });
 
     test("the SSH toggle gives and takes the login shell", async () => {

@@ -127,13 +127,22 @@ export function systemUsersHostingEnv(servers: WebServers, root: string): Record
   };
 }
 
-/** userdel of test users (and their groups), whatever state a failed test left them in. */
+/**
+ * Removes test users (their processes, the user, its group, which userdel keeps while the web
+ * server's user is in it), whatever state a failed test left them in.
+ */
 export function removeLinuxUsers(usernames: string[]) {
   for (const name of usernames) {
-    try {
-      execFileSync("userdel", [name], { stdio: "ignore" });
-    } catch {
-      // never created, or already removed by the panel
+    for (const [program, args] of [
+      ["pkill", ["--signal", "KILL", "--euid", name]],
+      ["userdel", [name]],
+      ["groupdel", [name]],
+    ] as const) {
+      try {
+        execFileSync(program, args, { stdio: "ignore" });
+      } catch {
+        // none, never created, or already removed by the panel
+      }
     }
   }
 }

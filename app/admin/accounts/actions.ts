@@ -15,6 +15,8 @@ import { requestAutoSslCheck } from "@/lib/autossl/job";
 import { requestRenewal } from "@/lib/autossl/service";
 import { validationError } from "@/lib/errors";
 import { idField } from "@/lib/http/operation";
+import { createSshKeyBodySchema } from "@/lib/ssh/schemas";
+import { addSshKey, deleteSshKey } from "@/lib/ssh/service";
 
 // Server actions of the hosting account pages; the services parse the input with the same schemas.
 
@@ -57,4 +59,15 @@ export async function renewCertificateAction(accountId: number, domainId: number
   await requestRenewal(db, account, idField.parse(domainId), { type: "admin_user", id: admin.adminUserId });
   requestAutoSslCheck();
   revalidatePath(`/admin/accounts/${account}/edit`);
+}
+
+/** "Add key" on the account's page: the same check as POST /api/client/ssh-keys. */
+export async function addSshKeyAction(accountId: number, input: { name: string; public_key: string }) {
+  const account = idField.parse(accountId);
+  return runAdminFormAction(`/admin/accounts/${account}/edit`, (db) => addSshKey(db, account, createSshKeyBodySchema.parse(input)));
+}
+
+export async function deleteSshKeyAction(accountId: number, keyId: number) {
+  const account = idField.parse(accountId);
+  return runAdminFormAction(`/admin/accounts/${account}/edit`, (db) => deleteSshKey(db, account, idField.parse(keyId)));
 }

@@ -5,10 +5,12 @@ import { getAccount } from "@/lib/accounts/service";
 import { requireAdminSession } from "@/lib/admin-session/session";
 import { listDomains } from "@/lib/domains/service";
 import { getReseller } from "@/lib/resellers/service";
+import { listSshKeys, sshEnabled } from "@/lib/ssh/service";
 import { AccountAdminForm } from "../../account-forms";
 import { accountFormOptions } from "../../form-options";
 import { AccountLifecycle } from "./account-lifecycle";
 import { Certificates } from "./certificates";
+import { SshKeys } from "./ssh-keys";
 
 export const metadata: Metadata = { title: "Edit hosting account" };
 
@@ -49,6 +51,11 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
           has_ssh_access: account.has_ssh_access,
         }}
         {...await accountFormOptions(db)}
+      />
+      <SshKeys
+        account={{ id: account.id, username: account.username }}
+        keys={(await listSshKeys(db, account.id)).ssh_keys}
+        connection={{ host: account.ssh.host, port: account.ssh.port, shell: account.ssh.shell, managed: sshEnabled() }}
       />
       <Certificates accountId={account.id} autoSsl={account.is_auto_ssl_enabled} domains={await listDomains(db, account.id)} />
       <AccountLifecycle account={{ id: account.id, username: account.username, suspended: account.is_suspended }} />

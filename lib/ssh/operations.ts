@@ -1,0 +1,65 @@
+import { defineOperation, idParams, messageResponse } from "@/lib/http/operation";
+import { createSshKeyBodySchema, setPasswordBodySchema, sshKeyListSchema, sshKeyRecordSchema } from "./schemas";
+
+const tag = "Files and SSH";
+
+export const sshOperations = {
+  listKeys: defineOperation({
+    operationId: "listSshKeys",
+    method: "GET",
+    path: "/api/client/ssh-keys",
+    audience: "client",
+    tag,
+    summary: "The account's SSH keys (SFTP and SSH logins), with their SHA256 fingerprints",
+    response: sshKeyListSchema,
+    successStatus: 200,
+    errorStatuses: [404],
+  }),
+  addKey: defineOperation({
+    operationId: "addSshKey",
+    method: "POST",
+    path: "/api/client/ssh-keys",
+    audience: "client",
+    tag,
+    summary: "Add an OpenSSH public key (ed25519, ecdsa, rsa ≥ 2048 bits; no options)",
+    body: createSshKeyBodySchema,
+    response: sshKeyRecordSchema,
+    successStatus: 201,
+    errorStatuses: [400, 404, 422],
+  }),
+  deleteKey: defineOperation({
+    operationId: "deleteSshKey",
+    method: "DELETE",
+    path: "/api/client/ssh-keys/{id}",
+    audience: "client",
+    tag,
+    summary: "Remove one of the account's SSH keys",
+    params: idParams,
+    response: messageResponse,
+    successStatus: 200,
+    errorStatuses: [404, 422],
+  }),
+  setPassword: defineOperation({
+    operationId: "setLoginPassword",
+    method: "PUT",
+    path: "/api/client/account/password",
+    audience: "client",
+    tag,
+    summary: "Set the SFTP/SSH password (at least 12 characters; stored only as the system's hash)",
+    body: setPasswordBodySchema,
+    response: messageResponse,
+    successStatus: 200,
+    errorStatuses: [400, 404, 422],
+  }),
+  removePassword: defineOperation({
+    operationId: "removeLoginPassword",
+    method: "DELETE",
+    path: "/api/client/account/password",
+    audience: "client",
+    tag,
+    summary: "Remove the SFTP/SSH password: keys only from then on",
+    response: messageResponse,
+    successStatus: 200,
+    errorStatuses: [404, 422],
+  }),
+};
