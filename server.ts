@@ -35,8 +35,8 @@ export async function startServer(): Promise<http.Server> {
   process.env.NEXTAUTH_URL ??= config.publicUrl;
   const db = await connection();
   await prepareDatabase(db);
-  await syncAllZoneFiles(db.db);
-  await syncAllSites(db.db);
+  // The zone files are written while `nginx -t` tests the sites (syncAllSites says why).
+  await syncAllSites(db.db, () => syncAllZoneFiles(db.db));
   await syncSshServer(db.db);
 
   const app = next({ dev: false, dir: process.cwd() });

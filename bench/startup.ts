@@ -10,9 +10,9 @@ import { verdict, withBenchDatabase } from "./support";
 
 // (h) Start-up at scale: 10,000 domains (1,000 accounts × 10) on PostgreSQL, the work server.ts
 // does before it listens — every zone file and every nginx server block from the database, the
-// real `nginx -t` over all of them (a configuration of its own), one reload — first on an empty
-// disk (everything written), then again as a restart finds it (nothing changed: nothing written,
-// no test, no reload). Target: each < 5 s.
+// real `nginx -t` over all of them (a configuration of its own), one reload, the zone files
+// written while the test runs — first on an empty disk (everything written), then again as a
+// restart finds it (nothing changed: nothing written, no test, no reload). Target: each < 5 s.
 // Runs in a child process of its own (runStartupBench): the configuration below must be the
 // one env() reads first.
 
@@ -22,7 +22,21 @@ const DOMAINS_PER_ACCOUNT = 10;
 async function main() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-bench-startup-"));
   const nginxConf = path.join(root, "nginx.conf");
-  fs.writeFileSync(nginxConf, `pid ${root}/nginx.pid;\nerror_log ${root}/error.log;\nevents {}\nhttp {\n  include ${root}/sites/*.conf;\n}\n`);
+  // The server_names hash sized as README ("nginx with thousands of sites") tells the admin to.
+  fs.writeFileSync(
+    nginxConf,
+    [
+      `pid ${root}/nginx.pid;`,
+      `error_log ${root}/error.log;`,
+      "events {}",
+      "http {",
+      "  server_names_hash_max_size 65536;",
+      "  server_names_hash_bucket_size 128;",
+      `  include ${root}/sites/*.conf;`,
+      "}",
+      "",
+    ].join("\n"),
+  );
   Object.assign(process.env, {
     DATA_DIR: root,
     WEB_SERVER: "nginx",
@@ -60,14 +74,18 @@ async function main() {
           for (const row of rows) await createZone(tx, row);
         }
       });
+      // As server.ts runs them: the zone files written while `nginx -t` tests the sites.
       const timed = async (label: string) => {
         const started = performance.now();
-        await syncAllZoneFiles(db);
-        const zonesDone = performance.now();
-        await syncAllSites(db);
-        const done = performance.now();
-        console.log(`${label}: zone files ${((zonesDone - started) / 1000).toFixed(2)} s, sites ${((done - zonesDone) / 1000).toFixed(2)} s`);
-        return (done - started) / 1000;
+        let zoneFilesSeconds = 0;
+        await syncAllSites(db, async () => {
+          const zonesStarted = performance.now();
+          await syncAllZoneFiles(db);
+          zoneFilesSeconds = (performance.now() - zonesStarted) / 1000;
+        });
+        const seconds = (performance.now() - started) / 1000;
+        console.log(`${label}: ${seconds.toFixed(2)} s, of which the zone files ${zoneFilesSeconds.toFixed(2)} s (during nginx -t, or after the sites when there is no test)`);
+        return seconds;
       };
       const first = await timed("first start");
       const written = fs.readdirSync(path.join(root, "sites")).length;

@@ -1,8 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { dnsRecords, domains } from "@/db/schema";
-import { eachLimited } from "@/lib/provisioning/system";
-import { removeOrphanTemporaryFiles, writeZoneFile } from "@/lib/provisioning/zone-files";
+import { removeOrphanTemporaryFiles, writeZoneFile, writeZoneFiles } from "@/lib/provisioning/zone-files";
 import { zoneRecords } from "./zone";
 
 /** A zone as stored: its domain name, serial and records. */
@@ -37,7 +36,7 @@ export async function syncZoneFile(db: Queryable, domainId: number): Promise<Zon
 
 /**
  * At start (ZONES_DIR may be new, or files lost, or litter left): every zone from two queries,
- * each file written and reloaded only when its content changed.
+ * each file written and reloaded only when its content changed (writeZoneFiles).
  */
 export async function syncAllZoneFiles(db: Queryable): Promise<void> {
   await removeOrphanTemporaryFiles();
@@ -45,10 +44,10 @@ export async function syncAllZoneFiles(db: Queryable): Promise<void> {
   const records = await db.select().from(dnsRecords).orderBy(asc(dnsRecords.domainId), asc(dnsRecords.id));
   const byDomain = new Map<number, (typeof records)[number][]>();
   for (const record of records) byDomain.set(record.domainId, [...(byDomain.get(record.domainId) ?? []), record]);
-  await eachLimited(zones, 64, (zone) =>
-    writeZoneFile({ domain: zone.domain, serial: zone.serial, records: byDomain.get(zone.id) ?? [] }).then(
-      () => undefined,
-      (error) => console.error(`[dns] could not write the zone file of ${zone.domain}:`, (error as Error).message),
-    ),
-  );
+  try {
+    await writeZoneFiles(zones.map((zone) => ({ domain: zone.domain, serial: zone.serial, records: byDomain.get(zone.id) ?? [] })));
+  } catch (error) {
+    // Logged, as a refused configuration of the sites is: the panel still starts.
+    console.error("[dns] the zone files could not be written at start:", (error as Error).message);
+  }
 }

@@ -3,7 +3,7 @@ import path from "node:path";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { checkedAbsolutePath, checkedHostName, checkedLinuxName, checkedPathInside, checkedPort, refuseRenderedValue } from "./render-checks";
-import { eachLimited, readIfExists, runCommand, writeAtomically } from "./system";
+import { eachLimited, readFilesIfExist, runCommand, writeFilesAtomically } from "./system";
 
 // nginx server blocks, one file per served domain: NGINX_SITES_DIR/<domain>.conf, included by
 // the admin's nginx.conf. renderSite is pure; applySites writes a batch of files, runs
@@ -183,11 +183,12 @@ export interface SiteChange {
 /**
  * Applies the changes that differ from what is on disk, tests nginx's whole configuration and
  * reloads it once. A failed test (or write) puts back every previous file and throws 422
- * naming nginx's complaint. Returns how many files changed.
+ * naming nginx's complaint. Returns how many files changed. `onTestStart` is called as the test
+ * starts (start-up writes the zone files then: the test runs in a process of its own).
  */
-export function applySites(changes: SiteChange[], logDirs: string[] = []): Promise<number> {
+export function applySites(changes: SiteChange[], logDirs: string[] = [], onTestStart: () => void = () => {}): Promise<number> {
   // One batch at a time: another batch's half-written files must not fail this one's test.
-  const run = queue.then(() => applyBatch(changes, logDirs));
+  const run = queue.then(() => applyBatch(changes, logDirs, onTestStart));
   queue = run.catch(() => undefined);
   return run;
 }
@@ -196,35 +197,39 @@ let queue: Promise<unknown> = Promise.resolve();
 
 const PARALLEL_FILES = 64;
 
-async function applyBatch(changes: SiteChange[], logDirs: string[]): Promise<number> {
+async function applyBatch(changes: SiteChange[], logDirs: string[], onTestStart: () => void): Promise<number> {
   const config = env();
+  const onDisk = await readFilesIfExist(changes.map((change) => siteFilePath(change.domain)));
   const previous = new Map<string, string | null>();
-  await eachLimited(changes, PARALLEL_FILES, async (change) => {
+  for (const change of changes) {
     const file = siteFilePath(change.domain);
-    const before = await readIfExists(file);
+    const before = onDisk.get(file) ?? null;
     if (before !== change.contents) previous.set(file, before);
-  });
+  }
   if (previous.size === 0) return 0;
   // nginx opens every access log when it loads: their directories must exist first.
   await eachLimited([...new Set(logDirs)], PARALLEL_FILES, async (dir) => void (await fs.mkdir(dir, { recursive: true })));
   try {
     const changed = changes.filter((change) => previous.has(siteFilePath(change.domain)));
-    await eachLimited(changed, PARALLEL_FILES, async (change) => {
-      if (change.contents === null) await fs.rm(siteFilePath(change.domain), { force: true });
-      else await writeAtomically(siteFilePath(change.domain), change.contents);
-    });
+    await replaceFiles(changed.map((change) => [siteFilePath(change.domain), change.contents]));
+    onTestStart();
     const failure = await runCommand(config.nginxTestCommand);
     if (failure) throw new AppError("VALIDATION", `The web server refused the new configuration: ${failure}`);
   } catch (error) {
-    await eachLimited([...previous], PARALLEL_FILES, async ([file, before]) => {
-      if (before === null) await fs.rm(file, { force: true });
-      else await writeAtomically(file, before);
-    });
+    await replaceFiles([...previous]);
     throw error;
   }
   const reloadError = await runCommand(config.nginxReloadCommand);
   if (reloadError) console.error(`[web] sites written, but the reload failed: ${reloadError}`);
   return previous.size;
+}
+
+/** Gives each file its contents, or removes it (null); the writes in one batch (writeFilesAtomically). */
+async function replaceFiles(files: [path: string, contents: string | null][]): Promise<void> {
+  await eachLimited(files, PARALLEL_FILES, async ([file, contents]) => {
+    if (contents === null) await fs.rm(file, { force: true });
+  });
+  await writeFilesAtomically(files.flatMap(([file, contents]) => (contents === null ? [] : [{ path: file, contents }])));
 }
 
 /** The domains that have a file in NGINX_SITES_DIR (start-up removes those no longer hosted). */

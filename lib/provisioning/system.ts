@@ -6,31 +6,87 @@ import path from "node:path";
 // What every provisioning module needs from the machine: files replaced atomically and
 // configured commands run without a shell.
 
+/** A file to write whole: its path, text and permissions, and its owner when not root. */
+export interface FileToWrite {
+  path: string;
+  contents: string;
+  mode?: number;
+  owner?: { uid: number; gid: number };
+}
+
+// Up to this many files, an fsync each; more, and one flush of their whole file system (syncfs,
+// through `sync -f`) instead. Measured at start-up (10,000 files of ~1.5 KB on ext4, this
+// 2-core machine): the fsyncs took 3–4 s of the 5–7 s a batch took, one `sync -f` 0.1–0.2 s.
+// Not below: a syncfs also waits for whatever else was written to the file system, and an
+// ordinary change writes one file or a few.
+const MOST_FILES_FSYNCED_ONE_BY_ONE = 64;
+
+const PARALLEL_FILES = 64;
+
+const temporaryPath = (target: string) =>
+  path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
+
 /**
- * Writes `target` through a temporary file, fsync and rename: readers see old or new, never
- * half. `owner`: the file is given to them before it takes the target's place.
+ * Writes each file through a temporary file and rename: readers see old or new, never half.
+ * Every temporary file is on disk before the first rename (fsync'd one by one, or for a large
+ * batch by one flush of the file system), so a crash leaves old or new too. On a failure the
+ * temporary files left are removed and the error thrown; files already renamed stay (each is
+ * whole: callers that must undo a batch put back what they read before it).
  */
+export async function writeFilesAtomically(files: readonly FileToWrite[]): Promise<void> {
+  const dirs = [...new Set(files.map((file) => path.dirname(file.path)))];
+  for (const dir of dirs) await fs.mkdir(dir, { recursive: true });
+  const temporaries = files.map((file) => temporaryPath(file.path));
+  const indexes = files.map((_, index) => index);
+  const fsyncEach = files.length <= MOST_FILES_FSYNCED_ONE_BY_ONE;
+  try {
+    await eachLimited(indexes, PARALLEL_FILES, async (index) => {
+      const file = files[index];
+      const handle = await fs.open(temporaries[index], "w", file.mode ?? 0o644);
+      try {
+        // Given to its owner before it takes the target's place: never readable by the wrong one.
+        if (file.owner) await handle.chown(file.owner.uid, file.owner.gid);
+        await handle.writeFile(file.contents);
+        if (fsyncEach) await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    });
+    if (!fsyncEach) await flushToDisk(dirs, temporaries);
+    await eachLimited(indexes, PARALLEL_FILES, (index) => fs.rename(temporaries[index], files[index].path));
+  } catch (error) {
+    await eachLimited(temporaries, PARALLEL_FILES, (temporary) => fs.rm(temporary, { force: true }));
+    throw error;
+  }
+}
+
+/** Writes one file as writeFilesAtomically does (fsync'd). */
 export async function writeAtomically(
   target: string,
   contents: string,
   mode = 0o644,
   owner?: { uid: number; gid: number },
 ): Promise<void> {
-  await fs.mkdir(path.dirname(target), { recursive: true });
-  const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
-  const handle = await fs.open(temporary, "w", mode);
-  try {
-    try {
-      if (owner) await handle.chown(owner.uid, owner.gid);
-      await handle.writeFile(contents);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await fs.rename(temporary, target);
-  } catch (error) {
-    await fs.rm(temporary, { force: true });
-    throw error;
+  await writeFilesAtomically([{ path: target, contents, mode, owner }]);
+}
+
+/**
+ * Puts the files on disk: one `sync -f` (syncfs) per directory's file system; where that fails
+ * (a `sync` without -f), an fsync of each file.
+ */
+async function flushToDisk(dirs: string[], files: string[]): Promise<void> {
+  for (const dir of dirs) {
+    const failure = await runCommand("sync -f {dir}", { dir });
+    if (failure === null) continue;
+    await eachLimited(files, PARALLEL_FILES, async (file) => {
+      const handle = await fs.open(file, "r");
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    });
+    return;
   }
 }
 
@@ -40,6 +96,27 @@ export async function readIfExists(file: string): Promise<string | null> {
     if (error.code === "ENOENT") return null;
     throw error;
   });
+}
+
+/**
+ * Each file's text, or null when there is none, by path. Each directory is listed first and
+ * only the files it holds are read: a first start, on empty directories, opens none.
+ */
+export async function readFilesIfExist(files: readonly string[]): Promise<Map<string, string | null>> {
+  const listed = new Map<string, Set<string>>();
+  for (const dir of new Set(files.map((file) => path.dirname(file)))) {
+    const names = await fs.readdir(dir).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return [] as string[];
+      throw error;
+    });
+    listed.set(dir, new Set(names));
+  }
+  const contents = new Map<string, string | null>();
+  await eachLimited(files, PARALLEL_FILES, async (file) => {
+    const present = listed.get(path.dirname(file))?.has(path.basename(file));
+    contents.set(file, present ? await readIfExists(file) : null);
+  });
+  return contents;
 }
 
 /**

@@ -2,12 +2,13 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { checkedHostName, checkedInteger, checkedIpAddress, refuseRenderedValue } from "./render-checks";
-import { readIfExists, runCommand, writeAtomically } from "./system";
+import { eachLimited, readFilesIfExist, readIfExists, runCommand, writeAtomically, writeFilesAtomically } from "./system";
 
 // BIND zone files, one per domain: `<ZONES_DIR>/<domain>.zone`, rewritten atomically (temporary
-// file, fsync, rename) after every change of the zone, then ZONE_RELOAD_COMMAND (if set) with
-// `{zone}` replaced by the domain. A failing reload is logged and returned, never thrown: the
-// change is committed and the file is right; the name server just has not picked it up yet.
+// file, flushed to disk, rename) after every change of the zone, then ZONE_RELOAD_COMMAND (if
+// set) with `{zone}` replaced by the domain. A failing reload is logged and returned, never
+// thrown: the change is committed and the file is right; the name server just has not picked it
+// up yet.
 
 export interface ZoneRecord {
   name: string;
@@ -148,6 +149,32 @@ export async function writeZoneFile(zone: Zone): Promise<{ path: string; reloadE
   const reloadError = command ? await runCommand(command, { zone: zone.domain }, 15_000) : null;
   if (reloadError) console.error(`[dns] zone ${zone.domain} written, but its reload failed: ${reloadError}`);
   return { path: target, reloadError };
+}
+
+/**
+ * Writes the files of many zones (start-up) as writeZoneFile does one, in one batch
+ * (writeFilesAtomically: one flush to disk for all, not an fsync each), then reloads each zone
+ * written. A zone a renderer refuses is logged and keeps its file; a failed write of the batch
+ * is thrown (the files renamed before it are whole, the rest keep their old content).
+ */
+export async function writeZoneFiles(zones: Zone[]): Promise<void> {
+  const rendered: { domain: string; path: string; contents: string }[] = [];
+  for (const zone of zones) {
+    try {
+      rendered.push({ domain: zone.domain, path: zoneFilePath(zone.domain), contents: renderZoneFile(zone) });
+    } catch (error) {
+      console.error(`[dns] could not write the zone file of ${zone.domain}:`, (error as Error).message);
+    }
+  }
+  const onDisk = await readFilesIfExist(rendered.map((file) => file.path));
+  const changed = rendered.filter((file) => onDisk.get(file.path) !== file.contents);
+  await writeFilesAtomically(changed);
+  const command = env().zoneReloadCommand;
+  if (!command) return;
+  await eachLimited(changed, 64, async ({ domain }) => {
+    const reloadError = await runCommand(command, { zone: domain }, 15_000);
+    if (reloadError) console.error(`[dns] zone ${domain} written, but its reload failed: ${reloadError}`);
+  });
 }
 
 export async function removeZoneFile(domain: string): Promise<void> {

@@ -8,7 +8,7 @@ import { and, eq } from "drizzle-orm";
 import type { Connection } from "@/db/client";
 import { dnsRecords, domains, hostingAccounts } from "@/db/schema";
 import { createAccount } from "@/lib/accounts/service";
-import { syncZoneFile } from "@/lib/dns/zone-file-sync";
+import { syncAllZoneFiles, syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { syncAccountSites, syncAllSites } from "@/lib/hosting/service";
 import { toErrorResponse } from "@/lib/http/respond";
 import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
@@ -93,6 +93,34 @@ for (const backend of testBackends()) {
       assert.match(result.warning ?? "", /^Saved, but the zone file could not be written/);
       assert.doesNotMatch(result.warning ?? "", /203\.0\.113\.66|record name|zone file:/);
       assert.equal(fs.readFileSync(file, "utf8"), before);
+    });
+
+    test("at start: the refused zone keeps its file, every other zone is written", async () => {
+      const refusedFile = path.join(root, "zones", `${other}.example.zone`);
+      const otherFile = path.join(root, "zones", `${victim}.example.zone`);
+      const before = fs.readFileSync(refusedFile, "utf8");
+      fs.rmSync(otherFile, { force: true });
+      await syncAllZoneFiles(connection.db);
+      assert.ok(fs.existsSync(otherFile), "the other zone is written again");
+      assert.equal(fs.readFileSync(refusedFile, "utf8"), before, "the refused zone is neither rewritten nor removed");
+    });
+
+    test("at start the zone files are written once, while nginx tests the written sites, or after the sites when there is no test", async () => {
+      const zoneFile = path.join(root, "zones", `${victim}.example.zone`);
+      const writeZones = (sitesOnDisk: boolean[]) => async () => {
+        sitesOnDisk.push(fs.existsSync(siteFile(`${other}.example`)));
+        fs.rmSync(zoneFile, { force: true });
+        await syncAllZoneFiles(connection.db);
+      };
+      fs.rmSync(siteFile(`${other}.example`));
+      const withTest: boolean[] = [];
+      await syncAllSites(connection.db, writeZones(withTest));
+      assert.deepEqual(withTest, [true], "started once, the site file written before it");
+      assert.ok(fs.existsSync(zoneFile), "the zone file is written");
+      const nothingChanged: boolean[] = [];
+      await syncAllSites(connection.db, writeZones(nothingChanged));
+      assert.deepEqual(nothingChanged, [true], "started once when nothing was tested either");
+      assert.ok(fs.existsSync(zoneFile));
     });
   });
 }
