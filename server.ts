@@ -7,10 +7,12 @@ import { announceAdminSetup } from "@/lib/admins/setup";
 import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
 import { ConfigError, env } from "@/lib/env";
 import { loadEnvFile } from "@/lib/env-file";
+import { webHostingEnabled } from "@/lib/hosting/home";
 import { syncAllSites } from "@/lib/hosting/service";
 import { BODY_TOO_LARGE_MESSAGE, declaresTooLargeBody } from "@/lib/http/body";
 import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from "@/lib/http/client-address";
 import { matchApiRoute } from "@/lib/http/registry";
+import { registerInstalledPhpVersions } from "@/lib/php/service";
 import { syncSshServer } from "@/lib/ssh/service";
 import { securityHeaders } from "@/lib/http/security-headers";
 import { buildAddressMatcher } from "@/lib/net/address";
@@ -35,6 +37,10 @@ export async function startServer(): Promise<http.Server> {
   process.env.NEXTAUTH_URL ??= config.publicUrl;
   const db = await connection();
   await prepareDatabase(db);
+  if (webHostingEnabled()) {
+    const registered = await registerInstalledPhpVersions(db.db);
+    if (registered.length) console.log(`PHP ${registered.join(", ")} found on this server and registered`);
+  }
   // The zone files are written while `nginx -t` tests the sites (syncAllSites says why).
   await syncAllSites(db.db, () => syncAllZoneFiles(db.db));
   await syncSshServer(db.db);

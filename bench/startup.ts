@@ -44,6 +44,8 @@ async function main() {
     NGINX_TEST_COMMAND: `nginx -t -q -c ${nginxConf} -p ${root}`,
     // No nginx runs here: the reload is the one step not measured.
     NGINX_RELOAD_COMMAND: "true",
+    // No nginx runs here: no master whose new workers a reload would wait for.
+    NGINX_PID_FILE: "/dev/null",
     ZONES_DIR: path.join(root, "zones"),
     HOME_ROOT: path.join(root, "home"),
     ACCESS_LOG_DIR: path.join(root, "logs"),

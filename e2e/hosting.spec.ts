@@ -233,6 +233,24 @@ test("accounts: SSH keys on the account's page — add (fingerprint shown, the A
   expect((await (await api("/api/client/ssh-keys", adminKey, "shopper")).json()).ssh_keys).toEqual([]);
 });
 
+test("accounts: PHP settings on the account's page — a POST size below the upload size refused at its field, a saved value the API reads", async ({ page }) => {
+  const { baseUrl, adminKey } = state();
+  await page.goto(`${baseUrl}/admin/accounts`);
+  await page.getByRole("link", { name: "Edit shopper" }).click();
+  const settings = page.getByRole("form", { name: "PHP settings" });
+  await expect(settings.getByLabel("Memory limit (MB)")).toHaveValue("256");
+  await settings.getByLabel("Upload size (MB)").fill("128");
+  await settings.getByRole("button", { name: "Save PHP settings" }).click();
+  await expect(settings.locator(".error")).toContainText("must be at least upload_max_filesize_mb");
+  await settings.getByLabel("POST size (MB)").fill("128");
+  await settings.getByLabel("Memory limit (MB)").fill("512");
+  await settings.getByRole("button", { name: "Save PHP settings" }).click();
+  await expect(settings.locator(".error")).toHaveCount(0);
+  await screenshot(page, "account-php-settings");
+  await expect.poll(async () => (await (await api("/api/client/php-settings", adminKey, "shopper")).json()).memory_limit_mb).toBe(512);
+  expect(await (await api("/api/client/php-settings", adminKey, "shopper")).json()).toMatchObject({ upload_max_filesize_mb: 128, post_max_size_mb: 128 });
+});
+
 test("accounts: Terminate asks for the username, then removes the account and its records", async ({ page }) => {
   const { baseUrl, adminKey } = state();
   const created = await fetch(`${baseUrl}/api/admin/accounts`, {

@@ -63,6 +63,8 @@ const envSchema = z.object({
   NGINX_SITES_DIR: optionalString,
   NGINX_TEST_COMMAND: z.string().trim().min(1).default("nginx -t"),
   NGINX_RELOAD_COMMAND: z.string().trim().min(1).default("nginx -s reload"),
+  // The master's pid: after a reload the panel waits for workers with the new configuration.
+  NGINX_PID_FILE: z.string().trim().min(1).default("/run/nginx.pid"),
   WEB_HTTP_PORT: z.coerce.number().int().min(1).max(65535).default(80),
   WEB_HTTPS_PORT: z.coerce.number().int().min(1).max(65535).default(443),
   PHP_FPM_POOL_DIR: z.string().trim().min(1).default("/etc/php/{version}/fpm/pool.d"),
@@ -70,6 +72,18 @@ const envSchema = z.object({
   PHP_FPM_BINARY: z.string().trim().min(1).default("/usr/sbin/php-fpm{version}"),
   PHP_FPM_RELOAD_COMMAND: optionalString,
   CERTS_DIR: optionalString,
+  // Backups by restic (README "Backups").
+  BACKUP_REPOSITORY: optionalString,
+  BACKUP_PASSWORD_FILE: optionalString,
+  BACKUP_SCHEDULE: z
+    .string()
+    .trim()
+    .regex(/^(off|([01][0-9]|2[0-3]):[0-5][0-9])$/, 'must be "off" or a time of day, HH:MM')
+    .default("02:00"),
+  BACKUP_KEEP_DAILY: positiveInt(7),
+  BACKUP_KEEP_WEEKLY: positiveInt(4),
+  BACKUP_KEEP_MONTHLY: positiveInt(6),
+  RESTIC_BINARY: z.string().trim().min(1).default("restic"),
   // Customer file access (README "Files and SSH"): OpenSSH configured by the panel.
   SSH_SERVER: z.enum(["openssh"]).optional(),
   SSHD_CONFIG_FILE: z.string().trim().min(1).default("/etc/ssh/sshd_config.d/panel.conf"),
@@ -80,7 +94,7 @@ const envSchema = z.object({
   SSH_PORT: z.coerce.number().int().min(1).max(65535).default(22),
   SFTP_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("panel-sftp"),
   SHELL_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("panel-shell"),
-  DISK_USAGE_MAX_AGE_S: positiveInt(900),
+  DISK_USAGE_MAX_AGE_S: positiveInt(60),
   ACME_DIRECTORY_URL: optionalString.refine(
     (url) => url === null || /^https:\/\//.test(url),
     "must be an https:// URL of an ACME directory",
@@ -146,6 +160,7 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     nginxSitesDir: path.resolve(/* turbopackIgnore: true */ raw.NGINX_SITES_DIR ?? path.join(dataDir, "nginx")),
     nginxTestCommand: raw.NGINX_TEST_COMMAND,
     nginxReloadCommand: raw.NGINX_RELOAD_COMMAND,
+    nginxPidFile: path.resolve(/* turbopackIgnore: true */ raw.NGINX_PID_FILE),
     webHttpPort: raw.WEB_HTTP_PORT,
     webHttpsPort: raw.WEB_HTTPS_PORT,
     // HTTP-01 challenges: the ACME job writes tokens here, every server block serves them.
@@ -165,6 +180,13 @@ function loadEnv(source: NodeJS.ProcessEnv) {
           shellGroup: raw.SHELL_GROUP,
         }
       : null,
+    backup: {
+      repository: raw.BACKUP_REPOSITORY ?? path.join(dataDir, "backups"),
+      passwordFile: path.resolve(/* turbopackIgnore: true */ raw.BACKUP_PASSWORD_FILE ?? path.join(dataDir, "backup-password")),
+      schedule: raw.BACKUP_SCHEDULE === "off" ? null : raw.BACKUP_SCHEDULE,
+      keep: { daily: raw.BACKUP_KEEP_DAILY, weekly: raw.BACKUP_KEEP_WEEKLY, monthly: raw.BACKUP_KEEP_MONTHLY },
+      restic: raw.RESTIC_BINARY,
+    },
     // What clients are told to connect to (GET /api/client/account `ssh`).
     sshHost: raw.SSH_HOST ?? new URL(publicUrl).hostname,
     sshPort: raw.SSH_PORT,

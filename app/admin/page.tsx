@@ -1,19 +1,24 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { MetricsCharts } from "@/components/metrics-charts";
+import { ADMIN } from "@/lib/accounts/manager";
 import { requireAdminSession } from "@/lib/admin-session/session";
+import { backupStatus } from "@/lib/backups/service";
+import { env } from "@/lib/env";
 import { getMetricsHistory, getMetricsStats, getServiceHistory, getSystemInfo } from "@/lib/metrics/service";
 import { clearDashboardCache } from "./actions";
+import { BackupAlerts } from "./backup-alerts";
 
 export const metadata: Metadata = { title: "Dashboard" };
 
 export default async function DashboardPage() {
-  await requireAdminSession();
-  const [history, stats, system, services] = await Promise.all([
+  const { db } = await requireAdminSession();
+  const [history, stats, system, services, backups] = await Promise.all([
     getMetricsHistory(60),
     getMetricsStats(),
     getSystemInfo(),
     getServiceHistory(300),
+    backupStatus(db, ADMIN),
   ]);
   return (
     <>
@@ -57,6 +62,7 @@ export default async function DashboardPage() {
           </div>
         </div>
       </section>
+      <BackupAlerts accounts={backups.accounts} scheduled={env().backup.schedule !== null} />
       <MetricsCharts history={history} stats={stats} services={services} />
     </>
   );

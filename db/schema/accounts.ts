@@ -11,6 +11,10 @@ export const plans = pgTable("plans", {
   maxDomains: integer("max_domains"),
   maxDnsRecords: integer("max_dns_records"),
   diskMb: integer("disk_mb"),
+  // Maxima of the accounts' PHP settings and cron jobs (null: the server's own maxima, unlimited jobs).
+  maxPhpMemoryMb: integer("max_php_memory_mb"),
+  maxPhpUploadMb: integer("max_php_upload_mb"),
+  maxCronJobs: integer("max_cron_jobs"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

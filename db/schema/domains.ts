@@ -16,6 +16,10 @@ import { phpVersions } from "./php";
 
 export const domainType = pgEnum("domain_type", ["domain", "subdomain", "parked"]);
 
+// How a domain's site is served (README "Running applications"): PHP with a front controller,
+// static files only, or a reverse proxy to a local port of the account's.
+export const siteProfile = pgEnum("site_profile", ["php", "static", "proxy"]);
+
 export const domains = pgTable(
   "domains",
   {
@@ -38,6 +42,9 @@ export const domains = pgTable(
       onDelete: "restrict",
     }),
     isPhpFpmEnabled: boolean("is_php_fpm_enabled").notNull().default(false),
+    siteProfile: siteProfile("site_profile").notNull().default("php"),
+    // The local port the `proxy` profile passes requests to (one account's: see lib/domains/service.ts).
+    proxyPort: integer("proxy_port"),
     // SOA serial, YYYYMMDDnn, bumped on every change of the zone.
     soaSerial: bigint("soa_serial", { mode: "number" }).notNull(),
     createdAt: createdAt(),

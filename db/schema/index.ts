@@ -11,3 +11,5 @@ export * from "./auth";
 export * from "./certificates";
 export * from "./idempotency";
 export * from "./ssh";
+export * from "./applications";
+export * from "./backups";

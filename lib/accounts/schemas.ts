@@ -45,6 +45,9 @@ export const planSchema = z.object({
   max_domains: z.number().int().nullable(),
   max_dns_records: z.number().int().nullable(),
   disk_mb: z.number().int().nullable(),
+  max_php_memory_mb: z.number().int().nullable(),
+  max_php_upload_mb: z.number().int().nullable(),
+  max_cron_jobs: z.number().int().nullable(),
 });
 
 export const hostingAccountSchema = z.object({
@@ -91,7 +94,8 @@ export const usageDetailsSchema = z.object({
   databases: usageItem,
   database_users: usageItem,
   dns_records: usageItem,
-  disk: z.object({ used_mb: z.number().nullable(), limit_mb: z.number().int().nullable() }),
+  // over_limit: the measured size is above the plan's disk_mb (never true while either is unknown).
+  disk: z.object({ used_mb: z.number().nullable(), limit_mb: z.number().int().nullable(), over_limit: z.boolean() }),
   database_sizes: z
     .array(z.object({ id: z.number().int(), database_name: z.string(), size_mb: z.number() }))
     .nullable(),

@@ -4,6 +4,7 @@ import { removeAccountHome, removeAccountSites, setAccountSitesSuspended } from 
 import { removeCertificate } from "@/lib/provisioning/acme";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { removeZoneFile } from "@/lib/provisioning/zone-files";
+import { installAccountCrontab, removeAccountCrontab } from "@/lib/cron/service";
 import { removeAccountLogins, setAccountLoginsSuspended } from "@/lib/ssh/service";
 
 /** What an account holds on the servers, read from its records: plain names, no database handle. */
@@ -38,7 +39,7 @@ async function eachInTurn(names: string[], act: (name: string) => Promise<void>)
 }
 
 /**
- * In DESIGN.md's order of termination: sites and PHP pools, SFTP and SSH logins, certificates,
+ * In DESIGN.md's order of termination: sites and PHP pools, SFTP and SSH logins, cron jobs, certificates,
  * zone files, MariaDB databases and users, the system user, the home directory.
  */
 export const accountServerParts: readonly AccountServerPart[] = [
@@ -53,6 +54,12 @@ export const accountServerParts: readonly AccountServerPart[] = [
     remove: ({ username }) => removeAccountLogins(username),
     // The Linux user expires, its keys file is emptied and its sessions end.
     setSuspended: ({ accountId, username }, suspended, tx) => setAccountLoginsSuspended(tx, accountId, username, suspended),
+  },
+  {
+    name: "cron jobs",
+    remove: ({ username }) => removeAccountCrontab(username),
+    // Paused: the crontab holds no job until unsuspended (the expired user would be refused by cron's PAM anyway).
+    setSuspended: ({ accountId }, suspended, tx) => installAccountCrontab(tx, accountId, suspended),
   },
   {
     name: "certificates",

@@ -292,12 +292,19 @@ export async function configurePhp(
     await assertPhpUsable(php.version);
     await tx
       .update(domains)
-      .set({ phpVersionId: php.id, isPhpFpmEnabled: input.is_php_fpm_enabled })
+      // Choosing a version turns PHP on unless the request says otherwise: one request enables PHP.
+      .set({ phpVersionId: php.id, isPhpFpmEnabled: input.is_php_fpm_enabled ?? true })
       .where(eq(domains.id, domain.id));
     await syncAccountSites(tx, accountId);
     return { message: `PHP version of ${domain.domain} updated to ${php.version}` };
   });
 }
+
+const diskUsage = (usedMb: number | null, limitMb: number | null) => ({
+  used_mb: usedMb,
+  limit_mb: limitMb,
+  over_limit: usedMb !== null && limitMb !== null && usedMb > limitMb,
+});
 
 /** GET /api/client/account/usage-details: what the account uses against its plan. */
 export async function getUsageDetails(db: Queryable, accountId: number) {
@@ -318,7 +325,7 @@ export async function getUsageDetails(db: Queryable, accountId: number) {
     database_users: { used: await countOf(databaseUsers), limit: account.plan.max_database_users },
     dns_records: { used: await countAccountRecords(db, accountId), limit: account.plan.max_dns_records },
     // The measured size of the home; null (unknown, never invented) when the panel keeps no homes.
-    disk: { used_mb: await accountDiskUsageMb(account.username), limit_mb: account.plan.disk_mb },
+    disk: diskUsage(await accountDiskUsageMb(account.username), account.plan.disk_mb),
     // Real sizes from the database server; null when provisioning is off or the server is down.
     database_sizes: sizesMb
       ? databases.map((database) => ({

@@ -11,6 +11,8 @@ import {
 import { prepareDatabase } from "@/db/prepare";
 import { suspendAccount, terminateAccount, unsuspendAccount } from "@/lib/accounts/lifecycle";
 import { ADMIN } from "@/lib/accounts/manager";
+import { restoreBodySchema } from "@/lib/backups/schemas";
+import { backupAccount, backupAllAccounts, listAccountRuns, restoreManagedAccount } from "@/lib/backups/service";
 import { createAccount, findAccountIdByUsername, listManagedAccounts } from "@/lib/accounts/service";
 import { createAdminUser, findAdminByEmail, listAdminUsers, setAdminEnabled, setAdminPassword } from "@/lib/admins/service";
 import { resetTwoFactor } from "@/lib/admins/two-factor";
@@ -48,7 +50,11 @@ const USAGE = `Usage: npm run panel -- <command> [--json]
   key list
   key disable ID | key enable ID | key delete ID
   php add --version 8.3
-  php list`;
+  php list
+  backup run [USER]       (every account without USER; failures listed, exit 1)
+  backup list USER
+  backup restore USER SNAPSHOT [--database NAME | --path PATH]
+                          (neither: public_html and every database of that restore point)`;
 
 const actor: Actor = { type: "cli" };
 
@@ -78,6 +84,8 @@ const optionSpec = {
   "max-db-users": { type: "string" },
   "max-dns-records": { type: "string" },
   "disk-mb": { type: "string" },
+  database: { type: "string" },
+  path: { type: "string" },
 } as const;
 
 function required(options: Options, name: string): string {
@@ -291,6 +299,33 @@ const commands: Record<string, Command> = {
   async "php add"(db, options) {
     const php = await addPhpVersion(db, { version: required(options, "version") }, actor);
     return { json: php, text: `PHP ${php.version} added (id ${php.id}).` };
+  },
+
+  async "backup run"(db, _options, args) {
+    if (args[0]) {
+      const run = await backupAccount(db, await accountArgument(db, args));
+      return { json: run, text: `Backed up ${args[0]}: restore point ${run.id}${run.databases.length ? ` (databases ${run.databases.join(", ")})` : ""}.` };
+    }
+    const failures = await backupAllAccounts(db);
+    const failed = Object.entries(failures);
+    if (failed.length) throw new AppError("VALIDATION", `Backups failed: ${failed.map(([username, error]) => `${username}: ${error}`).join("; ")}`);
+    return { json: { failures }, text: "Every account backed up." };
+  },
+
+  async "backup list"(db, _options, args) {
+    const id = await accountArgument(db, args);
+    const { snapshots } = await listAccountRuns(db, ADMIN, id);
+    const text = snapshots.length ? snapshots.map((run) => `${run.id}	${run.time}	${run.databases.join(",")}`).join("\n") : "No backups.";
+    return { json: { snapshots }, text };
+  },
+
+  async "backup restore"(db, options, args) {
+    const id = await accountArgument(db, args);
+    const snapshot = args[1];
+    if (!snapshot) throw new UsageError("give the restore point (SNAPSHOT, from backup list)");
+    const input = restoreBodySchema.parse({ snapshot, database: options.database, path: options.path });
+    const result = await restoreManagedAccount(db, ADMIN, id, input);
+    return { json: result, text: `${result.message}.` };
   },
 
   async "php list"(db) {

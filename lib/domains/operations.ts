@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineOperation, idParams, messageResponse } from "@/lib/http/operation";
 import { zoneWarningField } from "@/lib/dns/schemas";
-import { createDomainBodySchema, domainRecordSchema } from "./schemas";
+import { createDomainBodySchema, domainRecordSchema, updateDomainBodySchema } from "./schemas";
 
 const tag = "Domains";
 
@@ -40,6 +40,19 @@ export const domainOperations = {
     response: domainRecordSchema,
     successStatus: 200,
     errorStatuses: [404],
+  }),
+  update: defineOperation({
+    operationId: "updateDomain",
+    method: "PUT",
+    path: "/api/client/domains/{id}",
+    audience: "client",
+    tag,
+    summary: "Change how the domain's site is served: site_profile (php, static, proxy) and proxy_port",
+    params: idParams,
+    body: updateDomainBodySchema,
+    response: domainRecordSchema,
+    successStatus: 200,
+    errorStatuses: [400, 404, 422],
   }),
   delete: defineOperation({
     operationId: "deleteDomain",

@@ -14,7 +14,7 @@ import { provisionDomain, syncAccountSites } from "@/lib/hosting/service";
 import { removeCertificate } from "@/lib/provisioning/acme";
 import { removeZoneFile } from "@/lib/provisioning/zone-files";
 import { normalizeDomainName } from "./names";
-import type { createDomainBodySchema, domainRecordSchema } from "./schemas";
+import type { createDomainBodySchema, domainRecordSchema, updateDomainBodySchema } from "./schemas";
 
 export interface NewDomain {
   accountId: number;
@@ -25,6 +25,8 @@ export interface NewDomain {
   parentDomainId?: number | null;
   subdomain?: string | null;
   parkedOnDomainId?: number | null;
+  siteProfile?: "php" | "static" | "proxy";
+  proxyPort?: number | null;
 }
 
 // pg_advisory_xact_lock key held by every domain insert ("domain" in ASCII): the rules below
@@ -91,6 +93,8 @@ const domainRecordColumns = {
   subdomain: domains.subdomain,
   parkedOnDomainId: domains.parkedOnDomainId,
   isPhpFpmEnabled: domains.isPhpFpmEnabled,
+  siteProfile: domains.siteProfile,
+  proxyPort: domains.proxyPort,
   createdAt: domains.createdAt,
 };
 const certificateStatusColumns = {
@@ -118,6 +122,8 @@ export function toDomainRecord(
     parked_on_domain_id: row.parkedOnDomainId,
     php_version: php,
     is_php_fpm_enabled: row.isPhpFpmEnabled,
+    site_profile: row.siteProfile,
+    proxy_port: row.proxyPort,
     ssl: sslState(row.domain, certificate, autoSsl),
     created_at: row.createdAt.toISOString(),
   };
@@ -238,7 +244,8 @@ export async function createDomain(
         fields = { accountId, domain: name, domainType: "domain", domainPath: input.domain_path ?? `public_html/${name}` };
       }
     }
-    const domain = await insertDomainWithZone(tx, fields);
+    const profile = await checkedSiteProfile(tx, accountId, { site_profile: input.site_profile ?? "php", proxy_port: input.proxy_port ?? null });
+    const domain = await insertDomainWithZone(tx, { ...fields, siteProfile: profile.site_profile, proxyPort: profile.proxy_port });
     // Last step: the web server refusing the site (422) rolls the domain back.
     await provisionDomain(tx, domain.id);
     return domain.id;
@@ -247,6 +254,63 @@ export async function createDomain(
   // A new site, or a new name on a site's certificate.
   requestAutoSslCheck();
   return { ...(await getDomainOrThrow(db, { accountId, id: domainId })), ...zoneWarning };
+}
+
+// The ports an application of an account may not take: the panel's, the web server's, SSH's and
+// the database servers' (MariaDB, PostgreSQL, Redis), whichever account asks.
+const SERVICE_PORTS = [3306, 5432, 6379];
+const reservedPorts = () => new Set([env().port, env().webHttpPort, env().webHttpsPort, env().sshPort, ...SERVICE_PORTS]);
+
+/**
+ * The proxy profile's port rule (README "Running applications"): the `proxy` profile needs a
+ * port, the others none; a port is the account's once one of its domains uses it, so no other
+ * account's domain may point at it; the server's own ports are nobody's. Checked under the
+ * server-wide domain lock, so two accounts cannot claim one port at once.
+ */
+async function checkedSiteProfile(
+  tx: Queryable,
+  accountId: number,
+  wanted: { site_profile: "php" | "static" | "proxy"; proxy_port: number | null },
+  domainId?: number,
+) {
+  if (wanted.site_profile !== "proxy") return { site_profile: wanted.site_profile, proxy_port: null };
+  const port = wanted.proxy_port;
+  if (port === null) throw validationError("proxy_port", "is required with site_profile proxy");
+  if (reservedPorts().has(port)) throw validationError("proxy_port", "is a port of this server's own services");
+  await tx.execute(sql`select pg_advisory_xact_lock(${DOMAIN_NAMES_LOCK})`);
+  const [taken] = await tx
+    .select({ id: domains.id })
+    .from(domains)
+    .where(and(eq(domains.proxyPort, port), ne(domains.accountId, accountId), domainId === undefined ? undefined : ne(domains.id, domainId)))
+    .limit(1);
+  if (taken) throw validationError("proxy_port", "is used by another account on this server");
+  return { site_profile: wanted.site_profile, proxy_port: port };
+}
+
+/** PUT /api/client/domains/{id}: the site's profile; live when answered (the site is rewritten in the transaction). */
+export async function updateDomain(
+  db: Database,
+  accountId: number,
+  id: number,
+  input: z.output<typeof updateDomainBodySchema>,
+): Promise<DomainRecord> {
+  await db.transaction(async (tx) => {
+    await lockAccount(tx, accountId);
+    const [row] = await tx
+      .select({ siteProfile: domains.siteProfile, proxyPort: domains.proxyPort })
+      .from(domains)
+      .where(and(eq(domains.id, id), eq(domains.accountId, accountId)));
+    if (!row) throw notFound("Domain");
+    const profile = await checkedSiteProfile(
+      tx,
+      accountId,
+      { site_profile: input.site_profile ?? row.siteProfile, proxy_port: input.proxy_port === undefined ? row.proxyPort : input.proxy_port },
+      id,
+    );
+    await tx.update(domains).set({ siteProfile: profile.site_profile, proxyPort: profile.proxy_port }).where(eq(domains.id, id));
+    await syncAccountSites(tx, accountId);
+  });
+  return getDomainOrThrow(db, { accountId, id });
 }
 
 /**

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { addGroupMember, createHome } from "@/lib/provisioning/homes";
-import { runCommand } from "@/lib/provisioning/system";
+import { reloadNginx } from "@/lib/provisioning/nginx";
 
 // Where an account's files live and who owns them (README "Web hosting", "Files and SSH"): the
 // one place the rest of the panel asks, so sites, SFTP and disk usage agree.
@@ -25,8 +25,7 @@ export async function prepareHome(username: string): Promise<void> {
   if (env().systemUsers && webHostingEnabled() && (await addGroupMember(username, env().webServerUser)) && fs.existsSync(home)) {
     // nginx's workers take their groups when they start: an existing home's sites stay served
     // only if workers with the new group run before the home becomes root's.
-    const failure = await runCommand(env().nginxReloadCommand);
-    if (failure) console.error(`[web] nginx was not reloaded for ${username}'s group: ${failure}`);
+    await reloadNginx();
   }
   await createHome(home, fileOwner(username), env().webServerGroup);
 }

@@ -14,10 +14,12 @@ import {
   removeSystemUser,
   setLoginShell,
 } from "@/lib/provisioning/homes";
+import { removeAccountLogs } from "@/lib/provisioning/goaccess";
 import { LinkInHomeError, pathComponents } from "@/lib/provisioning/home-files";
 import { applySites, renderSite, type Site, type SiteChange, siteSettings, writtenSiteDomains } from "@/lib/provisioning/nginx";
 import { eachLimited } from "@/lib/provisioning/system";
-import { assertPhpInstalled, type Pool, poolSocketPath, reloadPhp, removePool, writePool } from "@/lib/provisioning/php-fpm";
+import { assertPhpInstalled, type Pool, poolSocketPath, reloadPhp, removePool, waitForPools, writePool } from "@/lib/provisioning/php-fpm";
+import { phpSettingsOf } from "@/lib/php-settings/rows";
 import { applyLoginAccess } from "@/lib/ssh/service";
 import { fileOwner, homeOf, homesEnabled, prepareHome, webHostingEnabled } from "./home";
 
@@ -56,6 +58,9 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
       parkedOn: domains.parkedOnDomainId,
       fpm: domains.isPhpFpmEnabled,
       php: phpVersions.version,
+      profile: domains.siteProfile,
+      proxyPort: domains.proxyPort,
+      accountId: domains.accountId,
       username: hostingAccounts.username,
       status: hostingAccounts.status,
     })
@@ -74,11 +79,14 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
   await eachLimited(served, 64, async (row) => {
     certificates.set(row.domain, certificateDirs.has(row.domain) ? await certificateOf(row.domain) : null);
   });
+  const settings = await phpSettingsOf(db, [...new Set(served.map((row) => row.accountId))]);
   const sites: Site[] = [];
   const pools = new Map<string, Pool>();
   for (const row of served) {
     const home = homeOf(row.username);
-    const version = row.fpm ? row.php : null;
+    const php = settings.get(row.accountId)!;
+    // Only the php profile runs PHP; a static or proxied domain never reaches a pool.
+    const version = row.fpm && row.profile === "php" ? row.php : null;
     if (version) {
       pools.set(`${row.username}/${version}`, {
         username: row.username,
@@ -86,6 +94,7 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
         user: poolUser(row.username),
         listenGroup: env().webServerGroup,
         home,
+        settings: php,
       });
     }
     sites.push({
@@ -94,7 +103,10 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
       serverNames: siteNames(row.domain, row.type, parked.get(row.id) ?? []),
       documentRoot: path.join(home, row.path ?? "public_html"),
       accessLog: path.join(accessLogDir(row.username), `${row.domain}.log`),
+      profile: row.profile,
       phpSocket: version ? poolSocketPath(row.username, version) : null,
+      proxyPort: row.proxyPort,
+      maxBodyMb: php.post_max_size_mb,
       suspended: row.status === "suspended",
       tls: certificates.get(row.domain) ?? null,
     });
@@ -111,9 +123,10 @@ const logDirs = (usernames: Iterable<string>) => [...usernames].map(accessLogDir
 
 /** Writes the pools wanted (before the sites that use their sockets), reloading what changed. */
 async function writePools(wanted: Pool[]): Promise<void> {
-  const changed = new Set<string>();
-  for (const pool of wanted) if (await writePool(pool)) changed.add(pool.version);
-  await reloadPhp(changed);
+  const written = [];
+  for (const pool of wanted) if (await writePool(pool)) written.push(pool);
+  await reloadPhp(new Set(written.map((pool) => pool.version)));
+  await waitForPools(written);
 }
 
 /**
@@ -177,10 +190,14 @@ export async function removeAccountSites(db: Queryable, accountId: number): Prom
   await removeUnusedPools(db, account.username, []);
 }
 
-/** Termination, last steps: the Linux user, then the home with every file of the account. */
+/**
+ * Termination, last steps: the Linux user, the home with every file of the account, and its
+ * access logs and visitor statistics (a new account of the same name must see none of them).
+ */
 export async function removeAccountHome(username: string): Promise<void> {
   if (env().systemUsers) await removeSystemUser(username);
   if (homesEnabled()) await removeHome(homeOf(username));
+  await removeAccountLogs(username);
 }
 
 /**

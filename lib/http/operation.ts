@@ -34,7 +34,8 @@ export interface Operation<
   /** The body may be left out entirely (POST /api/metrics/clear-cache). */
   bodyOptional?: boolean;
   response: Response;
-  successStatus: 200 | 201;
+  /** 202: accepted, the work goes on after the answer (a backup now). */
+  successStatus: 200 | 201 | 202;
   /** Error statuses this operation answers besides the authentication ones. */
   errorStatuses: readonly number[];
   /** Honours an `Idempotency-Key` header: a retry gets the first answer (lib/idempotency). */

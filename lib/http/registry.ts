@@ -3,6 +3,9 @@ import { databaseOperations, databaseUserOperations } from "@/lib/databases/oper
 import { dnsOperations } from "@/lib/dns/operations";
 import { domainOperations } from "@/lib/domains/operations";
 import { metricsOperations } from "@/lib/metrics/operations";
+import { backupOperations } from "@/lib/backups/operations";
+import { cronOperations } from "@/lib/cron/operations";
+import { phpSettingsOperations } from "@/lib/php-settings/operations";
 import { sshOperations } from "@/lib/ssh/operations";
 import { ssoOperations } from "@/lib/sso/operations";
 import { endpointOf, type HttpMethod, type Operation } from "./operation";
@@ -18,6 +21,9 @@ export const operations: readonly Operation[] = [
   ...Object.values(dnsOperations),
   ...Object.values(domainOperations),
   ...Object.values(sshOperations),
+  ...Object.values(phpSettingsOperations),
+  ...Object.values(cronOperations),
+  ...Object.values(backupOperations),
 ];
 
 const endpoints = new Set(operations.map(endpointOf));

@@ -4,7 +4,7 @@ import { domains, phpVersions } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
-import { isPhpInstalled } from "@/lib/provisioning/php-fpm";
+import { installedPhpVersions, isPhpInstalled } from "@/lib/provisioning/php-fpm";
 import {
   type InstalledPhpVersion,
   type PhpVersionInput,
@@ -34,6 +34,18 @@ export async function addPhpVersion(db: Database, input: PhpVersionInput, actor:
       return toRecord(row);
     })
     .catch(rethrowDuplicate);
+}
+
+/**
+ * At start, while the panel knows no PHP version at all (a fresh install): every version whose
+ * PHP-FPM this server has is registered, so a new account can run PHP without `panel php add`.
+ */
+export async function registerInstalledPhpVersions(db: Database): Promise<string[]> {
+  const [{ known }] = await db.select({ known: count() }).from(phpVersions);
+  if (known > 0) return [];
+  const versions = await installedPhpVersions();
+  for (const version of versions) await addPhpVersion(db, { version }, { type: "system" });
+  return versions;
 }
 
 /** Corrects a version's number; the domains using it keep it (they refer to it by id). */

@@ -11,6 +11,9 @@ const planFields = z.object({
   max_domains: quota,
   max_dns_records: quota,
   disk_mb: quota,
+  max_php_memory_mb: quota,
+  max_php_upload_mb: quota,
+  max_cron_jobs: quota,
 });
 
 /** Create (CLI, admin UI): a quota left out is unlimited. */
@@ -20,6 +23,9 @@ export const createPlanSchema = planFields.extend({
   max_domains: quota.default(null),
   max_dns_records: quota.default(null),
   disk_mb: quota.default(null),
+  max_php_memory_mb: quota.default(null),
+  max_php_upload_mb: quota.default(null),
+  max_cron_jobs: quota.default(null),
 });
 export type CreatePlanInput = z.input<typeof createPlanSchema>;
 

@@ -24,6 +24,9 @@ export const toPlanRecord = (row: typeof plans.$inferSelect): PlanRecord => ({
   max_domains: row.maxDomains,
   max_dns_records: row.maxDnsRecords,
   disk_mb: row.diskMb,
+  max_php_memory_mb: row.maxPhpMemoryMb,
+  max_php_upload_mb: row.maxPhpUploadMb,
+  max_cron_jobs: row.maxCronJobs,
 });
 
 const columnsOf = (fields: ReturnType<typeof updatePlanSchema.parse>) => ({
@@ -33,6 +36,9 @@ const columnsOf = (fields: ReturnType<typeof updatePlanSchema.parse>) => ({
   maxDomains: fields.max_domains,
   maxDnsRecords: fields.max_dns_records,
   diskMb: fields.disk_mb,
+  maxPhpMemoryMb: fields.max_php_memory_mb,
+  maxPhpUploadMb: fields.max_php_upload_mb,
+  maxCronJobs: fields.max_cron_jobs,
 });
 
 function rethrowDuplicate(error: unknown): never {

@@ -4,7 +4,7 @@ import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { LinkInHomeError, listDirectory, openDirectoryIn, openFileIn, openTrustedDirectory } from "./home-files";
+import { LinkInHomeError, listDirectory, openDirectoryIn, openFileIn, openTrustedDirectory, removeTreeIn } from "./home-files";
 
 // Visitor statistics with GoAccess over the web server's access logs,
 // ACCESS_LOG_DIR/<username>/<domain>.log in combined log format. GoAccess runs as a child
@@ -167,4 +167,17 @@ export async function combinedReport(username: string, binary?: string) {
     throw new AppError("NOT_FOUND", "No access logs for this account");
   }
   return parseReport(await fs.readFile(file, "utf8"));
+}
+
+/** Terminate: the account's access logs (ACCESS_LOG_DIR/<username>, never through a link) and its combined report. */
+export async function removeAccountLogs(username: string): Promise<void> {
+  const logRoot = await openTrustedDirectory(env().accessLogDir);
+  if (logRoot) {
+    try {
+      await removeTreeIn(logRoot, username);
+    } finally {
+      await logRoot.close();
+    }
+  }
+  await fs.rm(combinedReportPath(username), { force: true });
 }

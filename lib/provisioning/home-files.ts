@@ -173,6 +173,28 @@ export async function openFileIn(dir: FileHandle, name: string, shownAs = name):
   return handle;
 }
 
+/**
+ * The regular file `name` in `dir`, made empty when missing, and given `ownership` through its
+ * handle (a file the account's processes write into a root-owned directory: cron output, PHP's
+ * error log). A link or anything but a regular file in its place → LinkInHomeError.
+ */
+export async function makeFileIn(dir: FileHandle, name: string, ownership: Ownership): Promise<void> {
+  let handle: FileHandle;
+  try {
+    handle = await open(inside(dir, name), constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
+  } catch (error) {
+    if (errorCode(error) === "ELOOP") throw await refusal(dir, name, name, "file");
+    throw error;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) throw new LinkInHomeError(name, "not a regular file");
+    await handle.chown(ownership.uid, ownership.gid);
+    await handle.chmod(ownership.mode);
+  } finally {
+    await handle.close();
+  }
+}
+
 /** The names in the directory open as `dir`. */
 export function listDirectory(dir: FileHandle): Promise<string[]> {
   return fs.promises.readdir(inside(dir));

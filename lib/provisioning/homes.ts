@@ -3,7 +3,7 @@ import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { AppError } from "@/lib/errors";
-import { makeDirectoryIn, openDirectoryIn, openDirectoryPath, openTrustedDirectory, removeTreeIn, runOnDescriptors } from "./home-files";
+import { makeDirectoryIn, makeFileIn, openDirectoryIn, openDirectoryPath, openTrustedDirectory, removeTreeIn, runOnDescriptors } from "./home-files";
 import { linuxGroupIds, linuxGroupMembers, linuxUserExists } from "./passwd";
 
 // Home directories and Linux users of hosting accounts. With a Linux user per account
@@ -23,6 +23,9 @@ function checkedName(username: string): string {
   if (!USERNAME.test(username)) throw new Error(`not an account username: ${username}`);
   return username;
 }
+
+/** The logs in HOME/logs/ that the account's processes write: PHP's errors, cron's output. */
+export const ACCOUNT_WRITTEN_LOGS = ["php-error.log", "cron.log"] as const;
 
 export const NO_LOGIN_SHELL = "/usr/sbin/nologin";
 export const LOGIN_SHELL = "/bin/bash";
@@ -170,6 +173,14 @@ export async function createHome(home: string, owner: string | null, webGroup: s
         ["tmp", 0o700],
       ] as const) {
         await (await makeDirectoryIn(homeDir, name, { uid, gid, mode }, { repair: true })).close();
+      }
+      // logs/ is root's like the home (the customer reads it, cannot plant links in it): the
+      // files the account's own processes write are made here and given to them.
+      const logs = await makeDirectoryIn(homeDir, "logs", { ...homeOwnership, mode: 0o750 }, { repair: true });
+      try {
+        for (const name of ACCOUNT_WRITTEN_LOGS) await makeFileIn(logs, name, { uid, gid: homeOwnership.gid, mode: 0o640 });
+      } finally {
+        await logs.close();
       }
     } finally {
       await homeDir.close();

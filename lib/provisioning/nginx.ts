@@ -2,8 +2,8 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { checkedAbsolutePath, checkedHostName, checkedLinuxName, checkedPathInside, checkedPort, refuseRenderedValue } from "./render-checks";
-import { eachLimited, readFilesIfExist, runCommand, writeFilesAtomically } from "./system";
+import { checkedAbsolutePath, checkedHostName, checkedInteger, checkedLinuxName, checkedPathInside, checkedPort, refuseRenderedValue } from "./render-checks";
+import { eachLimited, readFilesIfExist, readIfExists, runCommand, writeFilesAtomically } from "./system";
 
 // nginx server blocks, one file per served domain: NGINX_SITES_DIR/<domain>.conf, included by
 // the admin's nginx.conf. renderSite is pure; applySites writes a batch of files, runs
@@ -24,8 +24,14 @@ export interface Site {
   serverNames: string[];
   documentRoot: string;
   accessLog: string;
-  /** The account's PHP-FPM pool socket for the domain's version; null when PHP is off. */
+  /** How requests are answered: PHP with a front controller (static files when phpSocket is null), static files only, or a proxy. */
+  profile: "php" | "static" | "proxy";
+  /** The account's PHP-FPM pool socket for the domain's version; null when PHP is off or the profile is not `php`. */
   phpSocket: string | null;
+  /** The local port of the `proxy` profile (127.0.0.1). */
+  proxyPort: number | null;
+  /** client_max_body_size, in MB: the account's post_max_size. */
+  maxBodyMb: number;
   suspended: boolean;
   tls: TlsCertificate | null;
 }
@@ -62,6 +68,9 @@ function checkedSite(site: Site, settings: SiteSettings): Site {
   checkedPathInside(RENDERER, "document root", site.documentRoot, path.posix.join(checkedAbsolutePath(RENDERER, "home root", roots.homes), username));
   checkedPathInside(RENDERER, "access log", site.accessLog, path.posix.join(checkedAbsolutePath(RENDERER, "access log root", roots.accessLogs), username));
   if (site.phpSocket !== null) checkedPathInside(RENDERER, "PHP-FPM socket", site.phpSocket, roots.phpSockets);
+  if (!["php", "static", "proxy"].includes(site.profile)) refuseRenderedValue(RENDERER, "site profile", site.profile, "php, static or proxy");
+  if (site.profile === "proxy") checkedPort(RENDERER, "proxy port", site.proxyPort);
+  checkedInteger(RENDERER, "maximum body size", site.maxBodyMb, 1, 1_000_000);
   if (site.tls !== null) {
     checkedPathInside(RENDERER, "certificate", site.tls.certificatePath, roots.certificates);
     checkedPathInside(RENDERER, "certificate key", site.tls.keyPath, roots.certificates);
@@ -100,12 +109,33 @@ const FASTCGI_PARAMS = [
 const SUSPENDED_PAGE =
   "<!doctype html><html><head><title>Site suspended</title></head><body><h1>This site is suspended</h1></body></html>";
 
+// The proxy profile's request to the application: the visitor's host, address and scheme, and
+// WebSocket upgrades passed through (HTTP/1.1, the client's Upgrade and Connection headers).
+const PROXY_HEADERS = [
+  "Host $host",
+  "X-Real-IP $remote_addr",
+  "X-Forwarded-For $proxy_add_x_forwarded_for",
+  "X-Forwarded-Proto $scheme",
+  "Upgrade $http_upgrade",
+  "Connection $http_connection",
+];
+
 function contentLocations(site: Site): string[] {
   if (site.suspended) {
     return [
       "    location / {",
       "        default_type text/html;",
       `        return 503 '${SUSPENDED_PAGE}';`,
+      "    }",
+    ];
+  }
+  if (site.profile === "proxy") {
+    return [
+      "    location / {",
+      `        proxy_pass http://127.0.0.1:${site.proxyPort};`,
+      "        proxy_http_version 1.1;",
+      ...PROXY_HEADERS.map((header) => `        proxy_set_header ${header};`),
+      "        proxy_read_timeout 300s;",
       "    }",
     ];
   }
@@ -125,7 +155,9 @@ function contentLocations(site: Site): string[] {
     `    root ${site.documentRoot};`,
     `    index ${site.phpSocket ? "index.php " : ""}index.html index.htm;`,
     "    location / {",
-    "        try_files $uri $uri/ =404;",
+    // PHP: what is not a file or a directory goes to the front controller (WordPress permalinks,
+    // Laravel, Symfony, Drupal routes).
+    `        try_files $uri $uri/ ${site.phpSocket ? "/index.php?$args" : "=404"};`,
     "    }",
     ...php,
     "    location ~ /\\.(?!well-known) {",
@@ -145,7 +177,11 @@ export function renderSite(unchecked: Site, settings: SiteSettings): string {
     "        try_files $uri =404;",
     "    }",
   ];
-  const common = [`    server_name ${names};`, `    access_log ${site.accessLog} combined;`];
+  const common = [
+    `    server_name ${names};`,
+    `    access_log ${site.accessLog} combined;`,
+    `    client_max_body_size ${site.maxBodyMb}m;`,
+  ];
   const lines = [`# ${site.domain}: written by the hosting panel; edit through the panel.`, "server {"];
   lines.push(`    listen ${settings.httpPort};`, ...common, ...acme);
   if (site.tls) {
@@ -219,8 +255,7 @@ async function applyBatch(changes: SiteChange[], logDirs: string[], onTestStart:
     await replaceFiles([...previous]);
     throw error;
   }
-  const reloadError = await runCommand(config.nginxReloadCommand);
-  if (reloadError) console.error(`[web] sites written, but the reload failed: ${reloadError}`);
+  await reloadNginx();
   return previous.size;
 }
 
@@ -230,6 +265,46 @@ async function replaceFiles(files: [path: string, contents: string | null][]): P
     if (contents === null) await fs.rm(file, { force: true });
   });
   await writeFilesAtomically(files.flatMap(([file, contents]) => (contents === null ? [] : [{ path: file, contents }])));
+}
+
+const RELOAD_WAIT_MS = 10_000;
+
+/** The worker processes of nginx's master (Linux: /proc/<pid>/task/<pid>/children). */
+async function childrenOf(pid: number): Promise<number[]> {
+  const text = await fs.readFile(`/proc/${pid}/task/${pid}/children`, "utf8").catch(() => "");
+  return text.split(/\s+/).filter(Boolean).map(Number);
+}
+
+/** An old worker still accepting connections: alive, and not yet "nginx: worker process is shutting down". */
+async function stillAccepting(pid: number): Promise<boolean> {
+  const title = await fs.readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => null);
+  return title !== null && !title.includes("shutting down");
+}
+
+/**
+ * NGINX_RELOAD_COMMAND, then the wait that makes a change live when the API answers: nginx
+ * reloads asynchronously (the master starts workers with the new configuration, then tells the
+ * old ones to stop accepting), so the panel waits until a worker the master did not have before
+ * runs and every old one has stopped accepting. Without the master's pid (NGINX_PID_FILE) there
+ * is nothing to watch; a wait longer than 10 s is logged, never fatal: the configuration is
+ * valid and applied.
+ */
+export async function reloadNginx(): Promise<void> {
+  const config = env();
+  const master = Number((await readIfExists(config.nginxPidFile))?.trim());
+  const before = Number.isInteger(master) && master > 0 ? await childrenOf(master) : [];
+  const reloadError = await runCommand(config.nginxReloadCommand);
+  if (reloadError) return console.error(`[web] sites written, but the reload failed: ${reloadError}`);
+  if (before.length === 0) return;
+  const deadline = Date.now() + RELOAD_WAIT_MS;
+  while (Date.now() < deadline) {
+    const now = await childrenOf(master);
+    const started = now.some((pid) => !before.includes(pid));
+    const accepting = await Promise.all(before.map(stillAccepting));
+    if (started && !accepting.some(Boolean)) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  console.error(`[web] nginx did not serve its new configuration within ${RELOAD_WAIT_MS / 1000} s of the reload`);
 }
 
 /** The domains that have a file in NGINX_SITES_DIR (start-up removes those no longer hosted). */

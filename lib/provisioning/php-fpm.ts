@@ -1,8 +1,10 @@
 import fs from "node:fs/promises";
+import net from "node:net";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { validationError } from "@/lib/errors";
-import { checkedAbsolutePath, checkedLinuxName, checkedPathInside, refuseRenderedValue } from "./render-checks";
+import { PHP_SETTING_MAXIMA, type PhpSettings } from "@/lib/php-settings/schemas";
+import { checkedAbsolutePath, checkedInteger, checkedLinuxName, checkedPathInside, refuseRenderedValue } from "./render-checks";
 import { readIfExists, runCommand, writeAtomically } from "./system";
 
 // PHP-FPM pools, one per account and PHP version: PHP_FPM_POOL_DIR (with {version}) holds
@@ -18,6 +20,7 @@ export interface Pool {
   /** The web server's group: it alone may connect to the socket. */
   listenGroup: string;
   home: string;
+  settings: PhpSettings;
 }
 
 /** The directories a pool's paths must lie in: HOME_ROOT (its home is HOME_ROOT/<username>), PHP_FPM_SOCKET_DIR. */
@@ -57,6 +60,24 @@ export async function isPhpInstalled(version: string): Promise<boolean> {
   );
 }
 
+/**
+ * The PHP versions whose PHP-FPM binary this server has: PHP_FPM_BINARY's directory listed,
+ * the names matching its template ("/usr/sbin/php-fpm{version}" finds php-fpm8.2).
+ */
+export async function installedPhpVersions(): Promise<string[]> {
+  const template = env().phpFpmBinary;
+  const dir = path.dirname(template);
+  const [before, after = ""] = path.basename(template).split("{version}");
+  if (dir.includes("{version}") || !path.basename(template).includes("{version}")) return [];
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  const versions = names
+    .filter((name) => name.startsWith(before) && name.endsWith(after))
+    .map((name) => name.slice(before.length, name.length - after.length))
+    .filter((version) => VERSION.test(version));
+  const installed = await Promise.all(versions.map(async (version) => ((await isPhpInstalled(version)) ? version : null)));
+  return installed.filter((version): version is string => version !== null).sort();
+}
+
 export async function assertPhpInstalled(version: string): Promise<void> {
   if (!(await isPhpInstalled(version))) {
     throw validationError("php_version_id", `names PHP ${version}, which is not installed on this server`);
@@ -74,11 +95,16 @@ function checkedPool(pool: Pool, socket: string, roots: PoolRoots): Pool {
   checkedLinuxName(RENDERER, "listen group", pool.listenGroup);
   checkedPathInside(RENDERER, "home", pool.home, path.posix.join(checkedAbsolutePath(RENDERER, "home root", roots.homes), username));
   checkedPathInside(RENDERER, "socket", socket, roots.sockets);
+  for (const [name, maximum] of Object.entries(PHP_SETTING_MAXIMA)) {
+    checkedInteger(RENDERER, name, pool.settings[name as keyof typeof PHP_SETTING_MAXIMA], 1, maximum);
+  }
+  if (typeof pool.settings.display_errors !== "boolean") refuseRenderedValue(RENDERER, "display_errors", pool.settings.display_errors, "on or off");
   return pool;
 }
 
 export function renderPool(unchecked: Pool, socket: string, roots: PoolRoots): string {
   const pool = checkedPool(unchecked, socket, roots);
+  const { settings } = pool;
   const tmp = path.join(pool.home, "tmp");
   return [
     `; PHP ${pool.version} of ${pool.username}: written by the hosting panel; edit through the panel.`,
@@ -99,6 +125,17 @@ export function renderPool(unchecked: Pool, socket: string, roots: PoolRoots): s
     `php_admin_value[session.save_path] = ${tmp}`,
     `php_admin_value[sys_temp_dir] = ${tmp}`,
     `env[TMPDIR] = ${tmp}`,
+    // The account's PHP settings (lib/php-settings): php_admin_*, so no script can raise them.
+    `php_admin_value[upload_max_filesize] = ${settings.upload_max_filesize_mb}M`,
+    `php_admin_value[post_max_size] = ${settings.post_max_size_mb}M`,
+    `php_admin_value[memory_limit] = ${settings.memory_limit_mb}M`,
+    `php_admin_value[max_execution_time] = ${settings.max_execution_time_s}`,
+    `php_admin_value[max_input_vars] = ${settings.max_input_vars}`,
+    `php_admin_flag[display_errors] = ${settings.display_errors ? "on" : "off"}`,
+    // The customer's own error log (HOME/logs/, made by createHome), not the server's.
+    "php_admin_flag[log_errors] = on",
+    `php_admin_value[error_log] = ${pool.home}/logs/php-error.log`,
+    `request_terminate_timeout = ${settings.max_execution_time_s + 30}s`,
     "",
   ].join("\n");
 }
@@ -110,6 +147,37 @@ export async function reloadPhp(versions: Iterable<string>): Promise<void> {
   for (const version of versions) {
     const failure = await runCommand(command, { version });
     if (failure) console.error(`[php] pools of PHP ${version} written, but the reload failed: ${failure}`);
+  }
+}
+
+const SOCKET_WAIT_MS = 10_000;
+
+/** Whether something accepts connections on the unix socket. */
+function accepts(socket: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const connection = net.connect(socket);
+    connection.once("connect", () => {
+      connection.destroy();
+      resolve(true);
+    });
+    connection.once("error", () => resolve(false));
+  });
+}
+
+/**
+ * After a reload, until PHP-FPM accepts connections on every socket of `pools` (a new pool's
+ * socket appears only once PHP-FPM has read its file): a site pointing at it answers at once.
+ * Longer than 10 s is logged, never fatal.
+ */
+export async function waitForPools(pools: Pick<Pool, "username" | "version">[]): Promise<void> {
+  if (!env().phpFpmReloadCommand) return;
+  const deadline = Date.now() + SOCKET_WAIT_MS;
+  for (const pool of pools) {
+    const socket = poolSocketPath(pool.username, pool.version);
+    while (!(await accepts(socket))) {
+      if (Date.now() > deadline) return console.error(`[php] ${socket} did not accept connections within ${SOCKET_WAIT_MS / 1000} s of the reload`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   }
 }
 

@@ -13,6 +13,7 @@ import { createDomain, listDomains } from "@/lib/domains/service";
 import { endpointOf } from "@/lib/http/operation";
 import { operations } from "@/lib/http/registry";
 import { addPhpVersion } from "@/lib/php/service";
+import { createCronJob } from "@/lib/cron/service";
 import { addSshKey } from "@/lib/ssh/service";
 import { createReseller } from "@/lib/resellers/service";
 import { testBackends } from "../support/database";
@@ -46,6 +47,7 @@ interface Holdings {
   freeUserId: number;
   freeDomainId: number; // a subdomain with nothing on it: a delete would succeed
   sshKeyId: number;
+  cronJobId: number;
 }
 
 /** The ids of nothing: the control every refusal is compared with. */
@@ -61,6 +63,7 @@ const missing: Holdings = {
   freeUserId: MISSING,
   freeDomainId: MISSING,
   sshKeyId: MISSING,
+  cronJobId: MISSING,
 };
 
 // ---- the rows: who calls, acting on which account, with whose ids ----
@@ -181,6 +184,7 @@ const routes: Route[] = [
   { op: "DELETE /api/client/dns-records/{id}", what: "their SOA (404, not 403)", path: ({ theirs }) => `/api/client/dns-records/${theirs.soaId}` },
 
   { op: "GET /api/client/domains/{id}", what: "their domain", path: ({ theirs }) => `/api/client/domains/${theirs.domainId}` },
+  { op: "PUT /api/client/domains/{id}", what: "their domain", path: ({ theirs }) => `/api/client/domains/${theirs.domainId}`, body: () => ({ site_profile: "static" }) },
   { op: "DELETE /api/client/domains/{id}", what: "their free subdomain", path: ({ theirs }) => `/api/client/domains/${theirs.freeDomainId}` },
   { op: "DELETE /api/client/domains/{id}", what: "their main domain (404, not 422)", path: ({ theirs }) => `/api/client/domains/${theirs.domainId}` },
   {
@@ -200,7 +204,22 @@ const routes: Route[] = [
     field: "parked_on_domain_id",
   },
 
+  {
+    op: "POST /api/client/backups/{snapshot}/restore",
+    what: "a restore point id that is not the account's (tests/api/backups.test.ts does this with real restic runs)",
+    path: ({ theirs }) => `/api/client/backups/${theirs === missing ? "20000101-000000000" : "20261125-020000123"}/restore`,
+    body: () => ({ path: "public_html/index.html" }),
+    status: 422,
+    field: "snapshot",
+  },
   { op: "DELETE /api/client/ssh-keys/{id}", what: "their SSH key", path: ({ theirs }) => `/api/client/ssh-keys/${theirs.sshKeyId}` },
+  {
+    op: "PUT /api/client/cron-jobs/{id}",
+    what: "their cron job",
+    path: ({ theirs }) => `/api/client/cron-jobs/${theirs.cronJobId}`,
+    body: () => ({ command: "curl http://attacker.example/" }),
+  },
+  { op: "DELETE /api/client/cron-jobs/{id}", what: "their cron job", path: ({ theirs }) => `/api/client/cron-jobs/${theirs.cronJobId}` },
 
   {
     op: "POST /api/client/account/configure-php",
@@ -228,6 +247,7 @@ async function holdingsOf(db: Database, account: HostingAccountRecord): Promise<
   const freeUser = await createDatabaseUser(db, account, { username: "free", password: "long enough" });
   const freeDomain = await createDomain(db, account.id, { domain: "free", domain_type: "subdomain", parent_domain_id: domain.id });
   const sshKey = await addSshKey(db, account.id, { name: "laptop", public_key: ed25519KeyLine() });
+  const cronJob = await createCronJob(db, account.id, { schedule: "@daily", command: "php wp-cron.php", is_enabled: true });
   return {
     domain: domain.domain,
     domainId: domain.id,
@@ -239,6 +259,7 @@ async function holdingsOf(db: Database, account: HostingAccountRecord): Promise<
     freeUserId: freeUser.id,
     freeDomainId: freeDomain.id,
     sshKeyId: sshKey.id,
+    cronJobId: cronJob.id,
   };
 }
 
@@ -307,6 +328,7 @@ for (const backend of testBackends()) {
         databases: await read("/api/client/databases"),
         databaseUsers: await read("/api/client/database-users"),
         sshKeys: await read("/api/client/ssh-keys"),
+        cronJobs: await read("/api/client/cron-jobs"),
       };
     }
 

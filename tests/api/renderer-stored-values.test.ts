@@ -28,6 +28,8 @@ Object.assign(process.env, {
   NGINX_SITES_DIR: path.join(root, "sites"),
   NGINX_TEST_COMMAND: "true",
   NGINX_RELOAD_COMMAND: "true",
+  // No nginx runs here: no master whose new workers a reload would wait for.
+  NGINX_PID_FILE: "/dev/null",
   PHP_FPM_POOL_DIR: path.join(root, "pools", "{version}"),
   PHP_FPM_SOCKET_DIR: path.join(root, "run"),
   ZONES_DIR: path.join(root, "zones"),

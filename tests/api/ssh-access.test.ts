@@ -12,17 +12,14 @@ import { createEnvironment, type TestEnvironment } from "../support/environment"
 import { apiClient } from "../support/http";
 import { makeKey, seedActor } from "../support/seed";
 import { ed25519KeyLine, fingerprintOf } from "../support/ssh-keys";
-import { type Credentials, makeKeyPair, sftpRun, type SshServer, sshRun, startSshServer } from "../support/ssh-server";
+import { type Credentials, makeChrootableRoot, makeKeyPair, sftpRun, type SshServer, sshRun, startSshServer } from "../support/ssh-server";
 import { removeLinuxUsers, startWebServers, systemUsersHostingEnv, type WebServers } from "../support/web-servers";
 
 // Customer file access (README "Files and SSH"), as a customer meets it: keys and passwords set
 // through the API, then the real `ssh` and `sftp` clients against this file's own sshd (whose
 // drop-in the panel writes), and the uploaded site served by this file's own nginx and PHP-FPM.
 
-// sshd chroots into the home only when every directory above it is root's and writable by
-// nobody else: not under /tmp (1777).
-const root = fs.mkdtempSync("/var/lib/panel-ssh-test-");
-fs.chmodSync(root, 0o755);
+const root = makeChrootableRoot("ssh");
 const clientDir = fs.mkdtempSync(path.join(root, "client-"));
 const createdUsers: string[] = [];
 let servers: WebServers;

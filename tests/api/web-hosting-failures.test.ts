@@ -29,6 +29,8 @@ Object.assign(process.env, {
   // Commands run without a shell: `false` is the plain way to fail.
   NGINX_TEST_COMMAND: "false",
   NGINX_RELOAD_COMMAND: "true",
+  // No nginx runs here: no master whose new workers a reload would wait for.
+  NGINX_PID_FILE: "/dev/null",
   PHP_FPM_POOL_DIR: path.join(root, "pools", "{version}"),
   PHP_FPM_SOCKET_DIR: path.join(root, "run"),
 });

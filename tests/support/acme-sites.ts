@@ -42,6 +42,7 @@ export async function startAcmeSites(): Promise<AcmeSites> {
         NGINX_SITES_DIR: sites,
         NGINX_TEST_COMMAND: `nginx -t -q ${nginxArgs}`,
         NGINX_RELOAD_COMMAND: `nginx -s reload ${nginxArgs}`,
+        NGINX_PID_FILE: `${nginx.dir}/nginx.pid`,
         WEB_HTTP_PORT: String(httpPort),
         WEB_HTTPS_PORT: String(httpsPort),
         ACME_DIRECTORY_URL: pebble.directoryUrl,

@@ -42,6 +42,8 @@ export async function startServer(env: Record<string, string | undefined>, nodeA
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       // No configuration file unless a test names one: a panel.env in the project is not the test's.
       PANEL_ENV_FILE: "/dev/null",
+      // No nightly backup in the middle of a test run.
+      BACKUP_SCHEDULE: "off",
       ...env,
       PORT: String(port),
     },

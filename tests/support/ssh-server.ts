@@ -11,6 +11,16 @@ import { freePort } from "./server";
 // The main configuration is Debian's minus PAM (a container cannot write the login uid PAM asks
 // for); without PAM sshd itself refuses an expired account, as PAM does on a server.
 
+/**
+ * A test's own root for homes that sshd can chroot into: sshd wants every directory above a
+ * chroot to be root's and writable by nobody else, so not below /tmp (1777); under /var/lib.
+ */
+export function makeChrootableRoot(name: string): string {
+  const root = fs.mkdtempSync(`/var/lib/panel-${name}-test-`);
+  fs.chmodSync(root, 0o755);
+  return root;
+}
+
 export interface SshServer {
   port: number;
   env: Record<string, string>;

@@ -107,6 +107,7 @@ export async function startWebServers(root: string): Promise<WebServers> {
       NGINX_SITES_DIR: dirs.sites,
       NGINX_TEST_COMMAND: `nginx -t -q ${nginxArgs.join(" ")}`,
       NGINX_RELOAD_COMMAND: `nginx -s reload ${nginxArgs.join(" ")}`,
+      NGINX_PID_FILE: path.join(dirs.nginx, "nginx.pid"),
       WEB_HTTP_PORT: String(httpPort),
       PHP_FPM_POOL_DIR: dirs.pools,
       PHP_FPM_SOCKET_DIR: dirs.sockets,
@@ -135,6 +136,7 @@ export function removeLinuxUsers(usernames: string[]) {
   for (const name of usernames) {
     for (const [program, args] of [
       ["pkill", ["--signal", "KILL", "--euid", name]],
+      ["crontab", ["-r", "-u", name]],
       ["userdel", [name]],
       ["groupdel", [name]],
     ] as const) {

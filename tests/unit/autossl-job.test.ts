@@ -36,6 +36,8 @@ Object.assign(process.env, {
   ACCESS_LOG_DIR: path.join(scratch, "logs"),
   NGINX_TEST_COMMAND: "true",
   NGINX_RELOAD_COMMAND: "true",
+  // No nginx runs here: no master whose new workers a reload would wait for.
+  NGINX_PID_FILE: "/dev/null",
 });
 
 const DAY = 86_400_000;

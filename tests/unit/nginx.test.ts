@@ -5,6 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { renderSite, type Site } from "@/lib/provisioning/nginx";
+import { DEFAULT_PHP_SETTINGS } from "@/lib/php-settings/schemas";
 import { renderPool } from "@/lib/provisioning/php-fpm";
 
 // The server blocks and pools as rendered (pure functions), and nginx's own verdict on them
@@ -19,7 +20,10 @@ const site = (overrides: Partial<Site>): Site => ({
   serverNames: ["alice.example", "www.alice.example"],
   documentRoot: "/home/alice/public_html",
   accessLog: "/var/log/panel/alice/alice.example.log",
+  profile: "php",
   phpSocket: null,
+  proxyPort: null,
+  maxBodyMb: 64,
   suspended: false,
   tls: null,
   ...overrides,
@@ -37,6 +41,8 @@ test("a domain: its name and www., document root, combined access log, ACME chal
   assert.match(http, /location \^~ \/\.well-known\/acme-challenge\/ \{\s+root \/srv\/panel\/acme-challenge;/);
   assert.match(http, /location ~ \\\.php\(\/\|\$\) \{\s+return 403;/, "PHP source is never sent as text");
   assert.doesNotMatch(http, /fastcgi_pass/);
+  assert.match(http, /location \/ \{\s+try_files \$uri \$uri\/ =404;/, "no front controller without PHP");
+  assert.match(http, /^\s+client_max_body_size 64m;$/m);
 });
 
 test("a subdomain with PHP: only its own name, and .php passed to the account's pool", () => {
@@ -53,6 +59,22 @@ test("a subdomain with PHP: only its own name, and .php passed to the account's 
   assert.match(text, /fastcgi_pass unix:\/run\/php\/alice-php8\.2\.sock;/);
   assert.match(text, /fastcgi_param SCRIPT_FILENAME \$document_root\$fastcgi_script_name;/);
   assert.match(text, /^\s+index index\.php index\.html index\.htm;$/m);
+  assert.match(text, /location \/ \{\s+try_files \$uri \$uri\/ \/index\.php\?\$args;/, "the front controller: permalinks reach index.php");
+});
+
+test("the static profile never reaches PHP; the proxy profile passes everything but the ACME challenge to the account's port", () => {
+  const staticSite = renderSite(site({ profile: "static" }), settings);
+  assert.doesNotMatch(staticSite, /fastcgi_pass|index\.php\?/);
+  const proxied = renderSite(site({ profile: "proxy", proxyPort: 3005, maxBodyMb: 20 }), settings);
+  assert.match(proxied, /location \/ \{\s+proxy_pass http:\/\/127\.0\.0\.1:3005;\s+proxy_http_version 1\.1;/);
+  for (const header of ["Host $host", "X-Forwarded-For $proxy_add_x_forwarded_for", "X-Forwarded-Proto $scheme", "Upgrade $http_upgrade"]) {
+    assert.ok(proxied.includes(`proxy_set_header ${header};`), header);
+  }
+  assert.match(proxied, /acme-challenge/);
+  assert.match(proxied, /client_max_body_size 20m;/);
+  assert.doesNotMatch(proxied, /root \/home/);
+  assert.throws(() => renderSite(site({ profile: "proxy", proxyPort: null }), settings), /proxy port/);
+  assert.throws(() => renderSite(site({ profile: "proxy", proxyPort: 70000 }), settings), /proxy port/);
 });
 
 test("parked names are extra server names of the domain they are parked on; an addon domain has its own block", () => {
@@ -91,7 +113,11 @@ test("a path that would break out of its directive is refused, never written", (
 });
 
 test("the pool runs as the account's user, on demand, open_basedir limited to the home and its tmp", () => {
-  const pool = renderPool({ username: "alice", version: "8.2", user: "alice", listenGroup: "www-data", home: "/home/alice" }, "/run/php/alice-php8.2.sock", { homes: "/home", sockets: "/run/php" });
+  const pool = renderPool(
+    { username: "alice", version: "8.2", user: "alice", listenGroup: "www-data", home: "/home/alice", settings: { ...DEFAULT_PHP_SETTINGS, memory_limit_mb: 512 } },
+    "/run/php/alice-php8.2.sock",
+    { homes: "/home", sockets: "/run/php" },
+  );
   for (const line of [
     "[alice-php8.2]",
     "user = alice",
@@ -102,6 +128,11 @@ test("the pool runs as the account's user, on demand, open_basedir limited to th
     "pm = ondemand",
     "php_admin_value[open_basedir] = /home/alice/:/home/alice/tmp/",
     "php_admin_value[upload_tmp_dir] = /home/alice/tmp",
+    "php_admin_value[upload_max_filesize] = 64M",
+    "php_admin_value[post_max_size] = 64M",
+    "php_admin_value[memory_limit] = 512M",
+    "php_admin_value[max_input_vars] = 3000",
+    "php_admin_flag[display_errors] = off",
   ]) {
     assert.ok(pool.split("\n").includes(line), line);
   }
@@ -119,6 +150,8 @@ test("nginx -t accepts every rendered variant", () => {
       site({}),
       site({ domain: "blog.alice.example", serverNames: ["blog.alice.example"], phpSocket: path.join(dir, "php.sock") }),
       site({ domain: "s.example", serverNames: ["s.example"], suspended: true }),
+      site({ domain: "p.example", serverNames: ["p.example"], profile: "proxy", proxyPort: 3005 }),
+      site({ domain: "st.example", serverNames: ["st.example"], profile: "static" }),
       site({ domain: "t.example", serverNames: ["t.example", "www.t.example"], tls: { certificatePath: certs, keyPath: key }, phpSocket: path.join(dir, "php.sock") }),
     ].map((variant) => ({ ...variant, accessLog: path.join(dir, "alice", `${variant.domain}.log`), documentRoot: path.join(dir, "alice") }));
     fs.mkdirSync(path.join(dir, "sites"));

@@ -6,6 +6,7 @@ import path from "node:path";
 import { test } from "node:test";
 import { AppError } from "@/lib/errors";
 import { renderSite, type Site, type SiteSettings } from "@/lib/provisioning/nginx";
+import { DEFAULT_PHP_SETTINGS } from "@/lib/php-settings/schemas";
 import { type Pool, poolFilePath, poolSocketPath, renderPool } from "@/lib/provisioning/php-fpm";
 import { renderZoneFile, type Zone, type ZoneRecord } from "@/lib/provisioning/zone-files";
 
@@ -13,7 +14,9 @@ import { renderZoneFile, type Zone, type ZoneRecord } from "@/lib/provisioning/z
 // schema would let through: a value stored by an older version or written to the database by
 // hand reaches the renderer without passing a schema. Every field of every renderer, each hostile
 // character, paths leaving their roots; and normal values still render byte for byte what the
-// renderers wrote before these checks (tests/unit/fixtures/rendered/, made by the old code).
+// renderers wrote before these checks (tests/unit/fixtures/rendered/, made by the old code, then
+// changed only by the lines later features added: client_max_body_size, the front controller,
+// the PHP settings).
 
 const FIXTURES = path.join(import.meta.dirname, "fixtures", "rendered");
 const fixture = (name: string) => fs.readFileSync(path.join(FIXTURES, name), "utf8");
@@ -55,7 +58,10 @@ const site: Site = {
   serverNames: ["alice.example", "www.alice.example", "alice-parked.example"],
   documentRoot: "/home/alice/public_html/alice.example",
   accessLog: "/var/log/panel/alice/alice.example.log",
+  profile: "php",
   phpSocket: "/run/php/alice-php8.2.sock",
+  proxyPort: null,
+  maxBodyMb: 64,
   suspended: false,
   tls,
 };
@@ -129,6 +135,18 @@ test("every path of a server block stays inside its root: no .., no ., no //, no
   assertRefused(() => renderSite({ ...site, username: "bob" }, settings), "nginx server block", "document root", "another account's home");
 });
 
+test("the site profile, the proxy port and the body size: only their own kinds of value", () => {
+  for (const profile of ["php;", "cgi", "", "proxy\n"]) {
+    assertRefused(() => renderSite({ ...site, profile: profile as Site["profile"] }, settings), "nginx server block", "site profile", profile);
+  }
+  for (const port of [null, 0, 65536, 3000.5, "3000; include /etc/passwd" as unknown as number]) {
+    assertRefused(() => renderSite({ ...site, profile: "proxy", proxyPort: port }, settings), "nginx server block", "proxy port", port);
+  }
+  for (const size of [0, -1, 1.5, "64m; include /etc/passwd" as unknown as number]) {
+    assertRefused(() => renderSite({ ...site, maxBodyMb: size }, settings), "nginx server block", "maximum body size", size);
+  }
+});
+
 test("server names and ports: no wildcard, regex or empty name, no port outside 1–65535", () => {
   for (const name of ["*.alice.example", "~^(.+)$", ".alice.example", "alice.example.", "-alice.example", "alice..example", "", "a".repeat(254)]) {
     assertRefused(() => renderSite({ ...site, serverNames: [name] }, settings), "nginx server block", "server name", name);
@@ -142,7 +160,7 @@ test("server names and ports: no wildcard, regex or empty name, no port outside 
 
 // PHP-FPM --------------------------------------------------------------------------------------
 
-const pool: Pool = { username: "alice", version: "8.2", user: "alice", listenGroup: "www-data", home: "/home/alice" };
+const pool: Pool = { username: "alice", version: "8.2", user: "alice", listenGroup: "www-data", home: "/home/alice", settings: { ...DEFAULT_PHP_SETTINGS } };
 const poolRoots = { homes: "/home", sockets: "/run/php" };
 const socket = "/run/php/alice-php8.2.sock";
 
@@ -168,6 +186,20 @@ test("every field of a pool refuses each hostile character and an injected line"
       assertRefused(() => renderPool(...field.with(value)), "PHP-FPM pool", field.kind, value);
     }
   }
+});
+
+test("a pool's PHP settings: whole numbers within the server's maxima, display_errors on or off", () => {
+  for (const [name, value] of [
+    ["memory_limit_mb", 0],
+    ["memory_limit_mb", 5000],
+    ["upload_max_filesize_mb", "64M\nphp_admin_value[open_basedir] = /"],
+    ["post_max_size_mb", 1.5],
+    ["max_input_vars", -1],
+    ["max_execution_time_s", Number.NaN],
+  ] as const) {
+    assertRefused(() => renderPool({ ...pool, settings: { ...pool.settings, [name]: value } }, socket, poolRoots), "PHP-FPM pool", name, value);
+  }
+  assertRefused(() => renderPool({ ...pool, settings: { ...pool.settings, display_errors: "on" as unknown as boolean } }, socket, poolRoots), "PHP-FPM pool", "display_errors", "on");
 });
 
 test("a pool's names and paths: Linux names only, its home is HOME_ROOT/<username>, its socket in PHP_FPM_SOCKET_DIR", () => {

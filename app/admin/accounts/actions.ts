@@ -15,6 +15,9 @@ import { requestAutoSslCheck } from "@/lib/autossl/job";
 import { requestRenewal } from "@/lib/autossl/service";
 import { validationError } from "@/lib/errors";
 import { idField } from "@/lib/http/operation";
+import { deleteCronJob } from "@/lib/cron/service";
+import { updatePhpSettingsSchema } from "@/lib/php-settings/schemas";
+import { updatePhpSettings } from "@/lib/php-settings/service";
 import { createSshKeyBodySchema } from "@/lib/ssh/schemas";
 import { addSshKey, deleteSshKey } from "@/lib/ssh/service";
 
@@ -70,4 +73,15 @@ export async function addSshKeyAction(accountId: number, input: { name: string; 
 export async function deleteSshKeyAction(accountId: number, keyId: number) {
   const account = idField.parse(accountId);
   return runAdminFormAction(`/admin/accounts/${account}/edit`, (db) => deleteSshKey(db, account, idField.parse(keyId)));
+}
+
+/** "Save PHP settings" on the account's page: the same checks as PUT /api/client/php-settings. */
+export async function updatePhpSettingsAction(accountId: number, input: unknown) {
+  const account = idField.parse(accountId);
+  return runAdminFormAction(`/admin/accounts/${account}/edit`, (db) => updatePhpSettings(db, account, updatePhpSettingsSchema.parse(input)));
+}
+
+export async function deleteCronJobAction(accountId: number, jobId: number) {
+  const account = idField.parse(accountId);
+  return runAdminFormAction(`/admin/accounts/${account}/edit`, (db) => deleteCronJob(db, account, idField.parse(jobId)));
 }

@@ -10,6 +10,9 @@ const quotas = [
   { name: "max_database_users", label: "Database users" },
   { name: "max_dns_records", label: "DNS records" },
   { name: "disk_mb", label: "Disk space (MB)" },
+  { name: "max_php_memory_mb", label: "PHP memory limit at most (MB)" },
+  { name: "max_php_upload_mb", label: "PHP upload size at most (MB)" },
+  { name: "max_cron_jobs", label: "Cron jobs" },
 ] as const;
 
 /** Create and edit of a plan: its name and quotas (empty = unlimited). */

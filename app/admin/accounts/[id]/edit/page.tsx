@@ -6,10 +6,13 @@ import { requireAdminSession } from "@/lib/admin-session/session";
 import { listDomains } from "@/lib/domains/service";
 import { getReseller } from "@/lib/resellers/service";
 import { listSshKeys, sshEnabled } from "@/lib/ssh/service";
+import { listCronJobs } from "@/lib/cron/service";
+import { getPhpSettings } from "@/lib/php-settings/service";
 import { AccountAdminForm } from "../../account-forms";
 import { accountFormOptions } from "../../form-options";
 import { AccountLifecycle } from "./account-lifecycle";
 import { Certificates } from "./certificates";
+import { Applications } from "./applications";
 import { SshKeys } from "./ssh-keys";
 
 export const metadata: Metadata = { title: "Edit hosting account" };
@@ -57,6 +60,7 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
         keys={(await listSshKeys(db, account.id)).ssh_keys}
         connection={{ host: account.ssh.host, port: account.ssh.port, shell: account.ssh.shell, managed: sshEnabled() }}
       />
+      <Applications accountId={account.id} php={await getPhpSettings(db, account.id)} cronJobs={await listCronJobs(db, account.id)} />
       <Certificates accountId={account.id} autoSsl={account.is_auto_ssl_enabled} domains={await listDomains(db, account.id)} />
       <AccountLifecycle account={{ id: account.id, username: account.username, suspended: account.is_suspended }} />
     </>

@@ -1,0 +1,21 @@
+import { bigint, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+
+// Backups by restic (README "Backups"): what the last runs of each account did, by username (a
+// terminated account's backups are still listed and restorable), and the lease that lets one
+// panel instance at a time run the backup job against the repository.
+
+export const accountBackups = pgTable("account_backups", {
+  username: text("username").primaryKey(),
+  lastSuccessAt: timestamp("last_success_at", { withTimezone: true }),
+  lastFailureAt: timestamp("last_failure_at", { withTimezone: true }),
+  lastError: text("last_error"),
+  // Runs (restore points) in the repository, and the restored size of the newest.
+  snapshots: integer("snapshots").notNull().default(0),
+  sizeBytes: bigint("size_bytes", { mode: "number" }).notNull().default(0),
+});
+
+export const backupLease = pgTable("backup_lease", {
+  id: integer("id").primaryKey(),
+  holder: text("holder"),
+  expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+});

@@ -1,0 +1,45 @@
+import { z } from "zod";
+import { timestamp } from "@/lib/http/operation";
+
+// Backups (DESIGN.md "Backups (restic)").
+
+export const backupStatusSchema = z.object({
+  accounts: z.array(
+    z.object({
+      account_id: z.number().int(),
+      username: z.string(),
+      last_success_at: timestamp.nullable(),
+      last_failure_at: timestamp.nullable(),
+      /** The error of the last run, when it failed. */
+      last_error: z.string().nullable(),
+      snapshots: z.number().int(),
+      size_bytes: z.number().int(),
+    }),
+  ),
+});
+
+export const backupRunSchema = z.object({
+  id: z.string(),
+  time: z.string(),
+  size_bytes: z.number().int().nullable(),
+  databases: z.array(z.string()),
+});
+
+export const backupRunListSchema = z.object({ snapshots: z.array(backupRunSchema) });
+
+const relativePath = z.string().min(1).max(4096);
+const databaseName = z.string().min(1).max(64);
+
+/** POST /api/admin/accounts/{id}/restore: one database, one path, or (neither) the home and every database. */
+export const restoreBodySchema = z
+  .object({ snapshot: z.string().min(1).max(64), database: databaseName.optional(), path: relativePath.optional() })
+  .strict()
+  .refine((body) => !(body.database && body.path), { message: "give database or path, not both", path: ["path"] });
+
+/** POST /api/client/backups/{snapshot}/restore: a database or a path of the account's own. */
+export const clientRestoreBodySchema = z
+  .object({ database: databaseName.optional(), path: relativePath.optional() })
+  .strict()
+  .refine((body) => Boolean(body.database) !== Boolean(body.path), { message: "give a database or a path", path: ["path"] });
+
+export const snapshotParams = z.object({ snapshot: z.string().regex(/^[0-9A-Za-z-]{1,40}$/) });

@@ -1,0 +1,356 @@
+import { spawn } from "node:child_process";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { asc, eq, inArray, sql } from "drizzle-orm";
+import type { Database, Queryable } from "@/db/client";
+import {
+  accountBackups,
+  backupLease,
+  cronJobs,
+  customerDatabases,
+  databaseGrants,
+  databaseUsers,
+  dnsRecords,
+  domains,
+  hostingAccounts,
+  phpSettings,
+  plans,
+  sshKeys,
+} from "@/db/schema";
+import { type AccountManager, managedBy } from "@/lib/accounts/manager";
+import { getAccount } from "@/lib/accounts/service";
+import { env } from "@/lib/env";
+import { AppError, notFound, validationError } from "@/lib/errors";
+import { homeOf } from "@/lib/hosting/home";
+import { LinkInHomeError, openDirectoryPath, openTrustedDirectory, pathComponents } from "@/lib/provisioning/home-files";
+import { ensureRepository, restic, resticStream, snapshotsTagged, type ResticSnapshot } from "@/lib/provisioning/restic";
+
+// Backups (README "Backups"): restic, one restore point ("run") per account per backup. restic
+// 0.14 (Debian 12) cannot put a file tree and a program's output in one snapshot, so a run is
+// several snapshots sharing the tag `run:<id>`: `home` (the home directory), one `db:<name>`
+// per database (mariadb-dump --single-transaction piped into `restic backup --stdin`: a
+// consistent dump, never on disk in clear) and `records` (the panel's rows of the account as
+// JSON). All carry `account:<username>`. A failure records its error in account_backups and
+// removes nothing: older runs stay until `restic forget` (retention) drops them.
+
+export interface BackupRun {
+  /** The run's id: what restores name (`snapshot`). */
+  id: string;
+  time: string;
+  size_bytes: number | null;
+  databases: string[];
+}
+
+const accountTag = (username: string) => `account:${username}`;
+const runTag = (run: string) => `run:${run}`;
+const tagValue = (snapshot: ResticSnapshot, prefix: string) => snapshot.tags?.find((tag) => tag.startsWith(prefix))?.slice(prefix.length) ?? null;
+
+function mysqlConnection() {
+  const url = env().mysqlProvisionUrl;
+  if (!url) return null;
+  const parsed = new URL(url);
+  return {
+    args: ["-h", parsed.hostname, "-P", parsed.port || "3306", "-u", decodeURIComponent(parsed.username)],
+    // The password travels in the environment, never on a command line.
+    env: { ...process.env, MYSQL_PWD: decodeURIComponent(parsed.password) },
+  };
+}
+
+/** The account's panel records, as one JSON document (what a whole-account restore needs besides files and dumps). */
+async function accountRecords(db: Queryable, accountId: number) {
+  const [account] = await db
+    .select({ account: hostingAccounts, plan: plans.name })
+    .from(hostingAccounts)
+    .innerJoin(plans, eq(plans.id, hostingAccounts.planId))
+    .where(eq(hostingAccounts.id, accountId));
+  const domainRows = await db.select().from(domains).where(eq(domains.accountId, accountId)).orderBy(asc(domains.id));
+  const databaseRows = await db.select().from(customerDatabases).where(eq(customerDatabases.accountId, accountId));
+  const userRows = await db.select().from(databaseUsers).where(eq(databaseUsers.accountId, accountId));
+  return {
+    format: 1,
+    account: account.account,
+    plan: account.plan,
+    domains: domainRows,
+    dns_records: domainRows.length ? await db.select().from(dnsRecords).where(inArray(dnsRecords.domainId, domainRows.map((row) => row.id))) : [],
+    databases: databaseRows,
+    database_users: userRows,
+    database_grants: databaseRows.length ? await db.select().from(databaseGrants).where(inArray(databaseGrants.databaseId, databaseRows.map((row) => row.id))) : [],
+    php_settings: await db.select().from(phpSettings).where(eq(phpSettings.accountId, accountId)),
+    cron_jobs: await db.select().from(cronJobs).where(eq(cronJobs.accountId, accountId)),
+    ssh_keys: await db.select().from(sshKeys).where(eq(sshKeys.accountId, accountId)),
+  };
+}
+
+/** mariadb-dump of one database piped into restic; the dump's own failure fails the snapshot. */
+async function backupDatabase(database: string, tags: string[]): Promise<void> {
+  const connection = mysqlConnection()!;
+  const dump = spawn("mariadb-dump", [...connection.args, "--single-transaction", "--routines", "--triggers", "--events", "--databases", database], {
+    env: connection.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  dump.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
+  const dumped = new Promise<void>((resolve, reject) => {
+    dump.on("error", (error) => reject(new AppError("VALIDATION", `mariadb-dump could not run: ${error.message}`)));
+    dump.on("close", (code) => (code === 0 ? resolve() : reject(new AppError("VALIDATION", `mariadb-dump of ${database} failed: ${stderr.trim() || `exit ${code}`}`))));
+  });
+  const stored = restic(["backup", "--stdin", "--stdin-filename", `${database}.sql`, ...tags.flatMap((tag) => ["--tag", tag])], dump.stdout);
+  const [dumpResult, storeResult] = await Promise.allSettled([dumped, stored]);
+  if (dumpResult.status === "rejected") {
+    // A snapshot of a half dump must not pass for a backup: it is forgotten at once.
+    await forgetRun(tags);
+    throw dumpResult.reason;
+  }
+  if (storeResult.status === "rejected") throw storeResult.reason;
+}
+
+async function forgetRun(tags: string[]): Promise<void> {
+  const run = tags.find((tag) => tag.startsWith("run:"));
+  if (run) await restic(["forget", "--tag", run]).catch(() => undefined);
+}
+
+/** One write per outcome: the status never shows a success without its restore points. */
+async function recordOutcome(db: Queryable, username: string, outcome: { error: string } | { runs: BackupRun[]; sizeBytes: number }): Promise<void> {
+  const now = new Date();
+  const fields =
+    "error" in outcome
+      ? { lastFailureAt: now, lastError: outcome.error }
+      : { lastSuccessAt: now, snapshots: outcome.runs.length, sizeBytes: outcome.sizeBytes };
+  await db.insert(accountBackups).values({ username, ...fields }).onConflictDoUpdate({ target: accountBackups.username, set: fields });
+}
+
+/**
+ * One backup run of the account: home, every database, the records; then retention. The
+ * outcome is recorded either way (account_backups); a failure throws after recording it.
+ */
+export async function backupAccount(db: Database, accountId: number): Promise<BackupRun> {
+  const [account] = await db.select({ username: hostingAccounts.username }).from(hostingAccounts).where(eq(hostingAccounts.id, accountId));
+  if (!account) throw notFound("Hosting account");
+  const { username } = account;
+  const run = new Date().toISOString().replace(/[-:.]/g, "").replace("T", "-").replace("Z", "");
+  const tags = [accountTag(username), runTag(run), `account-id:${accountId}`];
+  try {
+    await ensureRepository();
+    const home = homeOf(username);
+    if (await fs.stat(home).then(() => true, () => false)) {
+      await restic(["backup", "--one-file-system", ...[...tags, "part:home"].flatMap((tag) => ["--tag", tag]), home]);
+    }
+    const databases = await db.select({ name: customerDatabases.databaseName }).from(customerDatabases).where(eq(customerDatabases.accountId, accountId));
+    if (databases.length && !mysqlConnection()) throw new AppError("VALIDATION", "the account has databases but MYSQL_PROVISION_URL is not set");
+    for (const { name } of databases) await backupDatabase(name, [...tags, `db:${name}`]);
+    const records = JSON.stringify(await accountRecords(db, accountId));
+    await restic(["backup", "--stdin", "--stdin-filename", "records.json", ...[...tags, "part:records"].flatMap((tag) => ["--tag", tag])], Readable.from([records]));
+    const { keep } = env().backup;
+    await restic(["forget", "--prune", "--tag", accountTag(username), "--group-by", "tags", "--keep-daily", String(keep.daily), "--keep-weekly", String(keep.weekly), "--keep-monthly", String(keep.monthly)]);
+  } catch (error) {
+    const message = error instanceof AppError ? error.message : (error as Error).message;
+    await recordOutcome(db, username, { error: message });
+    throw error instanceof AppError ? error : new AppError("VALIDATION", `The backup of ${username} failed: ${message}`);
+  }
+  const runs = await listRuns(username);
+  // What the account's restore points take in the repository (deduplicated, compressed data).
+  const stats = JSON.parse(await restic(["stats", "--json", "--mode", "raw-data", "--tag", accountTag(username)])) as { total_size?: number };
+  await recordOutcome(db, username, { runs, sizeBytes: stats.total_size ?? 0 });
+  return runs.find((candidate) => candidate.id === run)!;
+}
+
+/** The account's runs, newest first. */
+/** The snapshots with all of `tags`; none while the repository has not been made yet. */
+async function snapshotsWith(tags: string[]): Promise<ResticSnapshot[]> {
+  return snapshotsTagged(tags.join(",")).catch((error) => {
+    if (error instanceof AppError && /Is there a repository|unable to open config/i.test(error.message)) return [];
+    throw error;
+  });
+}
+
+export async function listRuns(username: string): Promise<BackupRun[]> {
+  const snapshots = await snapshotsWith([accountTag(username)]);
+  const runs = new Map<string, BackupRun>();
+  for (const snapshot of snapshots) {
+    const id = tagValue(snapshot, "run:");
+    if (!id) continue;
+    const run = runs.get(id) ?? { id, time: snapshot.time, size_bytes: null, databases: [] };
+    const database = tagValue(snapshot, "db:");
+    if (database) run.databases.push(database);
+    runs.set(id, run);
+  }
+  return [...runs.values()].sort((a, b) => b.id.localeCompare(a.id));
+}
+
+async function snapshotOf(username: string, run: string, part: string): Promise<ResticSnapshot | null> {
+  if (!/^[0-9A-Za-z-]{1,40}$/.test(run)) throw validationError("snapshot", "names no backup of this account");
+  const snapshots = await snapshotsWith([accountTag(username), runTag(run)]);
+  if (snapshots.length === 0) throw validationError("snapshot", "names no backup of this account");
+  return snapshots.find((snapshot) => snapshot.tags?.includes(part)) ?? null;
+}
+
+/** A path in a restore request: relative to the home, no `..`, no absolute path, no control character. */
+function checkedRelativePath(relative: string): string[] {
+  if (!relative || relative.startsWith("/") || /[\u0000-\u001f]/.test(relative)) throw validationError("path", "must be a path relative to the home");
+  try {
+    const parts = pathComponents(relative);
+    if (parts.length === 0) throw new Error("empty");
+    return parts;
+  } catch {
+    throw validationError("path", "must be a path inside the home (no ..)");
+  }
+}
+
+/** Runs a command as the account's user (its privileges bound what a restore can write). */
+function runAs(username: string, command: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("runuser", ["-u", username, "--", ...command], { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
+    child.on("error", (error) => reject(error));
+    child.on("close", (code) => (code === 0 ? resolve() : reject(new AppError("VALIDATION", `The restore could not write into the home: ${stderr.trim()}`))));
+  });
+}
+
+/**
+ * Restores one path of the home (a file or a folder) from a run, into its place. restic
+ * restores into a staging directory of the panel's; the copy into the home runs as the account's
+ * user (so it can write nothing the customer could not), after the path's directories were
+ * walked without following a link (a link on the way → 422, nothing written).
+ */
+export async function restorePath(username: string, run: string, relative: string): Promise<{ message: string }> {
+  const parts = checkedRelativePath(relative);
+  const snapshot = await snapshotOf(username, run, "part:home");
+  if (!snapshot) throw validationError("snapshot", "holds no files");
+  if (!env().systemUsers) throw new AppError("VALIDATION", "Restoring files needs SYSTEM_USERS=1 (the copy runs as the account's user)");
+  const home = homeOf(username);
+  const homes = await openTrustedDirectory(path.dirname(home));
+  if (!homes) throw notFound("Home");
+  try {
+    const parent = await openDirectoryPath(homes, path.join(path.basename(home), ...parts.slice(0, -1)));
+    if (!parent) throw validationError("path", "lies in a folder that no longer exists: restore that folder");
+    await parent.close();
+  } catch (error) {
+    if (error instanceof LinkInHomeError) throw error.forField("path");
+    throw error;
+  } finally {
+    await homes.close();
+  }
+  // Beside the homes (root's, which every account may traverse): the copy, run as the account's
+  // user, must reach what restic restored.
+  const staging = await fs.mkdtemp(path.join(path.dirname(home), ".restore-"));
+  try {
+    await fs.chmod(staging, 0o711);
+    const source = path.join(home, ...parts);
+    await restic(["restore", snapshot.id, "--target", staging, "--include", source]);
+    const restored = path.join(staging, source);
+    if (!(await fs.lstat(restored).then(() => true, () => false))) throw validationError("path", "is not in this backup");
+    await runAs(username, ["cp", "-a", "--no-target-directory", "--remove-destination", restored, source]);
+  } finally {
+    await fs.rm(staging, { recursive: true, force: true });
+  }
+  return { message: `${relative} restored from the backup of ${snapshot.time}` };
+}
+
+/** Restores one database of the account from a run: its dump streamed from restic into MariaDB. */
+export async function restoreDatabase(db: Queryable, accountId: number, username: string, run: string, database: string): Promise<{ message: string }> {
+  const [owned] = await db
+    .select({ name: customerDatabases.databaseName })
+    .from(customerDatabases)
+    .where(sql`${customerDatabases.accountId} = ${accountId} and ${customerDatabases.databaseName} = ${database}`);
+  if (!owned) throw validationError("database", "names no database of this account");
+  const snapshot = await snapshotOf(username, run, `db:${database}`);
+  if (!snapshot) throw validationError("database", "is not in this backup");
+  const connection = mysqlConnection();
+  if (!connection) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
+  const { stdout, done } = await resticStream(["dump", snapshot.id, `/${database}.sql`]);
+  const load = spawn("mariadb", [...connection.args, database], { env: connection.env, stdio: ["pipe", "ignore", "pipe"] });
+  let stderr = "";
+  load.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
+  stdout.pipe(load.stdin);
+  const loaded = new Promise<void>((resolve, reject) => {
+    load.on("error", (error) => reject(new AppError("VALIDATION", `mariadb could not run: ${error.message}`)));
+    load.on("close", (code) => (code === 0 ? resolve() : reject(new AppError("VALIDATION", `The dump of ${database} did not load: ${stderr.trim()}`))));
+  });
+  await Promise.all([done, loaded]);
+  return { message: `Database ${database} restored from the backup of ${snapshot.time}` };
+}
+
+/** Per account: the last success and failure, the runs kept and the newest's size (GET /api/admin/backups). */
+export async function backupStatus(db: Queryable, manager: AccountManager) {
+  const rows = await db
+    .select({ accountId: hostingAccounts.id, username: hostingAccounts.username, backup: accountBackups })
+    .from(hostingAccounts)
+    .leftJoin(accountBackups, eq(accountBackups.username, hostingAccounts.username))
+    .where(managedBy(manager))
+    .orderBy(asc(hostingAccounts.username));
+  return {
+    accounts: rows.map(({ accountId, username, backup }) => ({
+      account_id: accountId,
+      username,
+      last_success_at: backup?.lastSuccessAt?.toISOString() ?? null,
+      last_failure_at: backup?.lastFailureAt?.toISOString() ?? null,
+      last_error: backup && backup.lastFailureAt && (!backup.lastSuccessAt || backup.lastFailureAt > backup.lastSuccessAt) ? backup.lastError : null,
+      snapshots: backup?.snapshots ?? 0,
+      size_bytes: backup?.sizeBytes ?? 0,
+    })),
+  };
+}
+
+/** Takes the backup job's lease for `ms` (one instance at a time per repository); false when another holds it. */
+export async function takeBackupLease(db: Queryable, holder: string, ms: number): Promise<boolean> {
+  const until = new Date(Date.now() + ms);
+  await db.insert(backupLease).values({ id: 1, holder: null, expiresAt: new Date(0) }).onConflictDoNothing();
+  const taken = await db
+    .update(backupLease)
+    .set({ holder, expiresAt: until })
+    .where(sql`${backupLease.id} = 1 and (${backupLease.expiresAt} < now() or ${backupLease.holder} = ${holder})`)
+    .returning({ id: backupLease.id });
+  return taken.length === 1;
+}
+
+// ---- for the API, the CLI and the admin UI: the account first, as its manager reaches it ----
+
+async function managedUsername(db: Queryable, manager: AccountManager, accountId: number): Promise<string> {
+  return (await getAccount(db, accountId, manager)).username;
+}
+
+export async function listAccountRuns(db: Queryable, manager: AccountManager, accountId: number) {
+  return { snapshots: await listRuns(await managedUsername(db, manager, accountId)) };
+}
+
+/** POST …/backups: the run starts now and goes on after the answer (202); its outcome is in the status. */
+export async function requestBackup(db: Database, manager: AccountManager, accountId: number): Promise<{ message: string }> {
+  const username = await managedUsername(db, manager, accountId);
+  void backupAccount(db, accountId).catch((error) => console.error(`[backups] ${username}:`, (error as Error).message));
+  return { message: `A backup of ${username} has started; GET /api/admin/backups shows its outcome` };
+}
+
+/**
+ * A restore from one run: `database`, `path`, or neither: public_html and every database of the
+ * run (the home's other directories are the panel's own, made again by it).
+ */
+export async function restoreFromRun(
+  db: Queryable,
+  account: { id: number; username: string },
+  input: { snapshot: string; database?: string; path?: string },
+): Promise<{ message: string }> {
+  if (input.database) return restoreDatabase(db, account.id, account.username, input.snapshot, input.database);
+  if (input.path) return restorePath(account.username, input.snapshot, input.path);
+  const run = (await listRuns(account.username)).find((candidate) => candidate.id === input.snapshot);
+  if (!run) throw validationError("snapshot", "names no backup of this account");
+  await restorePath(account.username, run.id, "public_html");
+  for (const database of run.databases) await restoreDatabase(db, account.id, account.username, run.id, database);
+  return { message: `public_html and ${run.databases.length} database(s) restored from the backup of ${run.time}` };
+}
+
+export async function restoreManagedAccount(db: Queryable, manager: AccountManager, accountId: number, input: { snapshot: string; database?: string; path?: string }) {
+  const account = await getAccount(db, accountId, manager);
+  return restoreFromRun(db, account, input);
+}
+
+/** Every account, one after another (the nightly job, `panel backup run`): the failures, by username. */
+export async function backupAllAccounts(db: Database): Promise<Record<string, string>> {
+  const accounts = await db.select({ id: hostingAccounts.id, username: hostingAccounts.username }).from(hostingAccounts).orderBy(asc(hostingAccounts.username));
+  const failures: Record<string, string> = {};
+  for (const account of accounts) {
+    await backupAccount(db, account.id).catch((error: Error) => (failures[account.username] = error.message));
+  }
+  return failures;
+}

@@ -1,0 +1,73 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { AppError } from "@/lib/errors";
+import { scheduleProblem } from "@/lib/cron/schedule";
+import { checkedAbsolutePath, checkedLinuxName, refuseRenderedValue } from "./render-checks";
+
+// Each account's crontab (Debian `cron`), installed with `crontab -u <user> -` from the
+// database: the jobs run as the account's user, in its home, their output appended to
+// HOME/logs/cron.log (made by createHome, the account's, in its root-owned logs/).
+
+export interface CronLine {
+  schedule: string;
+  command: string;
+}
+
+const RENDERER = "crontab";
+
+/** `'text'` for sh: a single quote becomes '\'' — nothing of the command is read by the shell running the line. */
+const shellQuoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
+
+/**
+ * The crontab of one account. Each value checked again here (render-checks.ts): a schedule
+ * cron reads, a command on one line. cron turns `%` into a line break, so it is escaped.
+ */
+export function renderCrontab(home: string, jobs: CronLine[]): string {
+  checkedAbsolutePath(RENDERER, "home", home);
+  const log = path.posix.join(home, "logs", "cron.log");
+  const lines = [
+    "# Written by the hosting panel from its database: manage cron jobs through the panel's API.",
+    "SHELL=/bin/sh",
+    'MAILTO=""',
+  ];
+  for (const job of jobs) {
+    const problem = typeof job.schedule === "string" ? scheduleProblem(job.schedule) : "not text";
+    if (problem) refuseRenderedValue(RENDERER, "schedule", job.schedule, problem);
+    if (typeof job.command !== "string" || job.command.length === 0 || /[\u0000-\u001f\u007f]/.test(job.command)) {
+      refuseRenderedValue(RENDERER, "command", job.command, "one line, no control characters");
+    }
+    const command = `cd ${shellQuoted(home)} && /bin/sh -c ${shellQuoted(job.command)} >> ${shellQuoted(log)} 2>&1`;
+    lines.push(`${job.schedule} ${command.replaceAll("%", "\\%")}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** Runs crontab; `needed`: false when there is nothing to run (a server without cron then has nothing to do). */
+function crontab(args: string[], input: string, needed: boolean): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("crontab", args, { stdio: ["pipe", "ignore", "pipe"], timeout: 30_000 });
+    let stderr = "";
+    child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT" && !needed) return resolve();
+      reject(new AppError("VALIDATION", `Cron jobs are unavailable: crontab could not run (${error.message}; Debian package cron)`));
+    });
+    child.on("close", (code) => {
+      // `crontab -r` of a user without a crontab: nothing to remove.
+      if (code === 0 || (args.includes("-r") && /no crontab/i.test(stderr))) resolve();
+      else reject(new AppError("VALIDATION", `crontab refused the account's jobs: ${stderr.trim() || `exit ${code}`}`));
+    });
+    child.stdin!.on("error", () => undefined); // crontab missing: reported by "error" above
+    child.stdin!.end(input);
+  });
+}
+
+/** Installs the account's crontab (replacing the one it had); `jobs`: how many it holds. */
+export async function installCrontab(username: string, contents: string, jobs: number): Promise<void> {
+  await crontab(["-u", checkedLinuxName(RENDERER, "username", username), "-"], contents, jobs > 0);
+}
+
+/** Removes the account's crontab; none (or no cron on the server) is fine. */
+export async function removeCrontab(username: string): Promise<void> {
+  await crontab(["-u", checkedLinuxName(RENDERER, "username", username), "-r"], "", false);
+}

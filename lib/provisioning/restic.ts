@@ -1,0 +1,103 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs/promises";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import { env } from "@/lib/env";
+import { AppError } from "@/lib/errors";
+
+// restic (Debian `restic`), run without a shell: the repository is BACKUP_REPOSITORY, its
+// password only ever in BACKUP_PASSWORD_FILE (made once, 0600) and handed to restic as
+// RESTIC_PASSWORD_FILE, never on a command line or in a log. Every failure is an AppError with
+// restic's own last lines, which the backup status shows.
+
+const TIMEOUT_MS = 6 * 60 * 60_000;
+
+/** The repository password file: made with 32 random bytes the first time, kept 0600. */
+export async function ensurePasswordFile(): Promise<string> {
+  const file = env().backup.passwordFile;
+  try {
+    await fs.writeFile(file, `${randomBytes(32).toString("base64url")}\n`, { flag: "wx", mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  return file;
+}
+
+/** restic's environment: nothing of the panel's own (its database URL, its secrets) but PATH. */
+function resticEnv(passwordFile: string): NodeJS.ProcessEnv {
+  return {
+    NODE_ENV: process.env.NODE_ENV,
+    PATH: process.env.PATH,
+    RESTIC_REPOSITORY: env().backup.repository,
+    RESTIC_PASSWORD_FILE: passwordFile,
+    RESTIC_CACHE_DIR: path.join(env().dataDir, "restic-cache"),
+  };
+}
+
+const failure = (args: string[], why: string) => new AppError("VALIDATION", `restic ${args[0]} failed: ${why.trim().split("\n").slice(-4).join(" ")}`);
+
+/**
+ * Runs restic with `args`; `input`: a stream for its standard input (a database dump), piped,
+ * never on disk. Resolves with its standard output.
+ */
+export async function restic(args: string[], input?: Readable): Promise<string> {
+  const passwordFile = await ensurePasswordFile();
+  return new Promise((resolve, reject) => {
+    const child: ChildProcess = spawn(env().backup.restic, args, {
+      env: resticEnv(passwordFile),
+      stdio: [input ? "pipe" : "ignore", "pipe", "pipe"],
+      timeout: TIMEOUT_MS,
+    });
+    const out: Buffer[] = [];
+    let stderr = "";
+    child.stdout!.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+    child.on("error", (error) => reject(failure(args, `${error.message} (Debian package restic)`)));
+    child.on("close", (code, signal) => (code === 0 ? resolve(Buffer.concat(out).toString("utf8")) : reject(failure(args, stderr || `exit ${signal ?? code}`))));
+    if (input) {
+      input.on("error", (error) => {
+        child.kill();
+        reject(failure(args, `its input failed: ${error.message}`));
+      });
+      child.stdin!.on("error", () => undefined);
+      input.pipe(child.stdin!);
+    }
+  });
+}
+
+/** restic's standard output as a stream (restic dump), for a restore that pipes it on. */
+export async function resticStream(args: string[]): Promise<{ stdout: Readable; done: Promise<void> }> {
+  const passwordFile = await ensurePasswordFile();
+  const child = spawn(env().backup.restic, args, { env: resticEnv(passwordFile), stdio: ["ignore", "pipe", "pipe"], timeout: TIMEOUT_MS });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+  const done = new Promise<void>((resolve, reject) => {
+    child.on("error", (error) => reject(failure(args, error.message)));
+    child.on("close", (code, signal) => (code === 0 ? resolve() : reject(failure(args, stderr || `exit ${signal ?? code}`))));
+  });
+  return { stdout: child.stdout, done };
+}
+
+/** Makes the repository when it has none (a local path or any restic repository string). */
+export async function ensureRepository(): Promise<void> {
+  try {
+    await restic(["cat", "config"]);
+  } catch (error) {
+    // Only a repository that is not there is made; a wrong password or an unreachable one is the error to show.
+    if (!/Is there a repository|unable to open config file/i.test((error as Error).message)) throw error;
+    await restic(["init"]);
+  }
+}
+
+export interface ResticSnapshot {
+  id: string;
+  short_id: string;
+  time: string;
+  paths: string[];
+  tags?: string[];
+}
+
+export async function snapshotsTagged(tag: string): Promise<ResticSnapshot[]> {
+  return JSON.parse(await restic(["snapshots", "--json", "--tag", tag])) as ResticSnapshot[];
+}
