@@ -42,6 +42,9 @@ export interface BackupRun {
   databases: string[];
 }
 
+/** What selects an account's snapshots: its id, so a later account reusing the username never sees them. */
+const ownerTag = (accountId: number) => `account-id:${accountId}`;
+/** The username, for an admin reading the repository with restic itself. */
 const accountTag = (username: string) => `account:${username}`;
 const runTag = (run: string) => `run:${run}`;
 const tagValue = (snapshot: ResticSnapshot, prefix: string) => snapshot.tags?.find((tag) => tag.startsWith(prefix))?.slice(prefix.length) ?? null;
@@ -129,7 +132,7 @@ export async function backupAccount(db: Database, accountId: number): Promise<Ba
   if (!account) throw notFound("Hosting account");
   const { username } = account;
   const run = new Date().toISOString().replace(/[-:.]/g, "").replace("T", "-").replace("Z", "");
-  const tags = [accountTag(username), runTag(run), `account-id:${accountId}`];
+  const tags = [ownerTag(accountId), accountTag(username), runTag(run)];
   try {
     await ensureRepository();
     const home = homeOf(username);
@@ -142,15 +145,15 @@ export async function backupAccount(db: Database, accountId: number): Promise<Ba
     const records = JSON.stringify(await accountRecords(db, accountId));
     await restic(["backup", "--stdin", "--stdin-filename", "records.json", ...[...tags, "part:records"].flatMap((tag) => ["--tag", tag])], Readable.from([records]));
     const { keep } = env().backup;
-    await restic(["forget", "--prune", "--tag", accountTag(username), "--group-by", "tags", "--keep-daily", String(keep.daily), "--keep-weekly", String(keep.weekly), "--keep-monthly", String(keep.monthly)]);
+    await restic(["forget", "--prune", "--tag", ownerTag(accountId), "--group-by", "tags", "--keep-daily", String(keep.daily), "--keep-weekly", String(keep.weekly), "--keep-monthly", String(keep.monthly)]);
   } catch (error) {
     const message = error instanceof AppError ? error.message : (error as Error).message;
     await recordOutcome(db, username, { error: message });
     throw error instanceof AppError ? error : new AppError("VALIDATION", `The backup of ${username} failed: ${message}`);
   }
-  const runs = await listRuns(username);
+  const runs = await listRuns(accountId);
   // What the account's restore points take in the repository (deduplicated, compressed data).
-  const stats = JSON.parse(await restic(["stats", "--json", "--mode", "raw-data", "--tag", accountTag(username)])) as { total_size?: number };
+  const stats = JSON.parse(await restic(["stats", "--no-lock", "--json", "--mode", "raw-data", "--tag", ownerTag(accountId)])) as { total_size?: number };
   await recordOutcome(db, username, { runs, sizeBytes: stats.total_size ?? 0 });
   return runs.find((candidate) => candidate.id === run)!;
 }
@@ -164,8 +167,8 @@ async function snapshotsWith(tags: string[]): Promise<ResticSnapshot[]> {
   });
 }
 
-export async function listRuns(username: string): Promise<BackupRun[]> {
-  const snapshots = await snapshotsWith([accountTag(username)]);
+export async function listRuns(accountId: number): Promise<BackupRun[]> {
+  const snapshots = await snapshotsWith([ownerTag(accountId)]);
   const runs = new Map<string, BackupRun>();
   for (const snapshot of snapshots) {
     const id = tagValue(snapshot, "run:");
@@ -178,9 +181,9 @@ export async function listRuns(username: string): Promise<BackupRun[]> {
   return [...runs.values()].sort((a, b) => b.id.localeCompare(a.id));
 }
 
-async function snapshotOf(username: string, run: string, part: string): Promise<ResticSnapshot | null> {
+async function snapshotOf(accountId: number, run: string, part: string): Promise<ResticSnapshot | null> {
   if (!/^[0-9A-Za-z-]{1,40}$/.test(run)) throw validationError("snapshot", "names no backup of this account");
-  const snapshots = await snapshotsWith([accountTag(username), runTag(run)]);
+  const snapshots = await snapshotsWith([ownerTag(accountId), runTag(run)]);
   if (snapshots.length === 0) throw validationError("snapshot", "names no backup of this account");
   return snapshots.find((snapshot) => snapshot.tags?.includes(part)) ?? null;
 }
@@ -214,9 +217,10 @@ function runAs(username: string, command: string[]): Promise<void> {
  * user (so it can write nothing the customer could not), after the path's directories were
  * walked without following a link (a link on the way → 422, nothing written).
  */
-export async function restorePath(username: string, run: string, relative: string): Promise<{ message: string }> {
+export async function restorePath(account: { id: number; username: string }, run: string, relative: string): Promise<{ message: string }> {
+  const { username } = account;
   const parts = checkedRelativePath(relative);
-  const snapshot = await snapshotOf(username, run, "part:home");
+  const snapshot = await snapshotOf(account.id, run, "part:home");
   if (!snapshot) throw validationError("snapshot", "holds no files");
   if (!env().systemUsers) throw new AppError("VALIDATION", "Restoring files needs SYSTEM_USERS=1 (the copy runs as the account's user)");
   const home = homeOf(username);
@@ -238,7 +242,7 @@ export async function restorePath(username: string, run: string, relative: strin
   try {
     await fs.chmod(staging, 0o711);
     const source = path.join(home, ...parts);
-    await restic(["restore", snapshot.id, "--target", staging, "--include", source]);
+    await restic(["restore", "--no-lock", snapshot.id, "--target", staging, "--include", source]);
     const restored = path.join(staging, source);
     if (!(await fs.lstat(restored).then(() => true, () => false))) throw validationError("path", "is not in this backup");
     await runAs(username, ["cp", "-a", "--no-target-directory", "--remove-destination", restored, source]);
@@ -249,17 +253,17 @@ export async function restorePath(username: string, run: string, relative: strin
 }
 
 /** Restores one database of the account from a run: its dump streamed from restic into MariaDB. */
-export async function restoreDatabase(db: Queryable, accountId: number, username: string, run: string, database: string): Promise<{ message: string }> {
+export async function restoreDatabase(db: Queryable, accountId: number, run: string, database: string): Promise<{ message: string }> {
   const [owned] = await db
     .select({ name: customerDatabases.databaseName })
     .from(customerDatabases)
     .where(sql`${customerDatabases.accountId} = ${accountId} and ${customerDatabases.databaseName} = ${database}`);
   if (!owned) throw validationError("database", "names no database of this account");
-  const snapshot = await snapshotOf(username, run, `db:${database}`);
+  const snapshot = await snapshotOf(accountId, run, `db:${database}`);
   if (!snapshot) throw validationError("database", "is not in this backup");
   const connection = mysqlConnection();
   if (!connection) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
-  const { stdout, done } = await resticStream(["dump", snapshot.id, `/${database}.sql`]);
+  const { stdout, done } = await resticStream(["dump", "--no-lock", snapshot.id, `/${database}.sql`]);
   const load = spawn("mariadb", [...connection.args, database], { env: connection.env, stdio: ["pipe", "ignore", "pipe"] });
   let stderr = "";
   load.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
@@ -312,7 +316,8 @@ async function managedUsername(db: Queryable, manager: AccountManager, accountId
 }
 
 export async function listAccountRuns(db: Queryable, manager: AccountManager, accountId: number) {
-  return { snapshots: await listRuns(await managedUsername(db, manager, accountId)) };
+  await managedUsername(db, manager, accountId);
+  return { snapshots: await listRuns(accountId) };
 }
 
 /** POST …/backups: the run starts now and goes on after the answer (202); its outcome is in the status. */
@@ -331,12 +336,12 @@ export async function restoreFromRun(
   account: { id: number; username: string },
   input: { snapshot: string; database?: string; path?: string },
 ): Promise<{ message: string }> {
-  if (input.database) return restoreDatabase(db, account.id, account.username, input.snapshot, input.database);
-  if (input.path) return restorePath(account.username, input.snapshot, input.path);
-  const run = (await listRuns(account.username)).find((candidate) => candidate.id === input.snapshot);
+  if (input.database) return restoreDatabase(db, account.id, input.snapshot, input.database);
+  if (input.path) return restorePath(account, input.snapshot, input.path);
+  const run = (await listRuns(account.id)).find((candidate) => candidate.id === input.snapshot);
   if (!run) throw validationError("snapshot", "names no backup of this account");
-  await restorePath(account.username, run.id, "public_html");
-  for (const database of run.databases) await restoreDatabase(db, account.id, account.username, run.id, database);
+  await restorePath(account, run.id, "public_html");
+  for (const database of run.databases) await restoreDatabase(db, account.id, run.id, database);
   return { message: `public_html and ${run.databases.length} database(s) restored from the backup of ${run.time}` };
 }
 

@@ -98,6 +98,8 @@ export interface ResticSnapshot {
   tags?: string[];
 }
 
+// Reads (snapshots, stats, dump, restore) pass --no-lock: a list or a restore must not fail
+// with "repository is already locked" while the nightly job prunes.
 export async function snapshotsTagged(tag: string): Promise<ResticSnapshot[]> {
-  return JSON.parse(await restic(["snapshots", "--json", "--tag", tag])) as ResticSnapshot[];
+  return JSON.parse(await restic(["snapshots", "--no-lock", "--json", "--tag", tag])) as ResticSnapshot[];
 }

@@ -30,8 +30,6 @@ before(async () => {
   panelEnv = {
     ...systemUsersHostingEnv(servers, root),
     MYSQL_PROVISION_URL: MYSQL_URL,
-    BACKUP_REPOSITORY: path.join(root, "repository"),
-    BACKUP_PASSWORD_FILE: path.join(root, "backup-password"),
   };
 });
 
@@ -53,6 +51,7 @@ for (const backend of testBackends()) {
     const home = (username: string) => path.join(root, "home", username);
     let connection: mysql.Connection;
     let run = "";
+    const passwordFile = path.join(root, `backup-password-${backend}`);
     const admin = () => apiClient(env.server.baseUrl, env.seed.adminKey);
     const as = (account: { id: number }) => apiClient(env.server.baseUrl, env.seed.adminKey, account.id);
     const rows = async () => ((await connection.query(`SELECT COUNT(*) AS n FROM \`${alice.username}_shop\`.orders`)) as [{ n: number }[], unknown])[0][0].n;
@@ -70,7 +69,8 @@ for (const backend of testBackends()) {
 
     before(async () => {
       createdUsers.push(alice.username, bob.username);
-      env = await createEnvironment(backend, seed, panelEnv);
+      // A repository per backend: each backend's fresh database numbers its accounts from 1 again.
+      env = await createEnvironment(backend, seed, { ...panelEnv, BACKUP_REPOSITORY: path.join(root, `repository-${backend}`), BACKUP_PASSWORD_FILE: passwordFile });
       connection = await mysql.createConnection({ uri: MYSQL_URL });
       for (const account of [alice, bob]) {
         const created = await admin().post("/api/admin/accounts", { username: account.username, domain: `${account.username}.example` });
@@ -108,8 +108,8 @@ for (const backend of testBackends()) {
       assert.deepEqual(runs.body.snapshots[0].databases, [`${alice.username}_shop`]);
       run = runs.body.snapshots[0].id;
       assert.deepEqual((await as(alice).get("/api/client/backups")).body, runs.body, "the client sees its own");
-      assert.doesNotMatch(fs.readFileSync(path.join(root, "backup-password"), "utf8"), /^\s*$/);
-      assert.equal(fs.statSync(path.join(root, "backup-password")).mode & 0o777, 0o600);
+      assert.doesNotMatch(fs.readFileSync(passwordFile, "utf8"), /^\s*$/);
+      assert.equal(fs.statSync(passwordFile).mode & 0o777, 0o600);
     });
 
     test("a lost file and 500 lost rows come back: identical checksum, 1,000 rows", async () => {
@@ -159,7 +159,6 @@ for (const backend of testBackends()) {
     });
 
     test("a repository that fails (wrong password): the run is recorded as failed with its error, the older restore point stays", async () => {
-      const passwordFile = path.join(root, "backup-password");
       const password = fs.readFileSync(passwordFile, "utf8");
       fs.writeFileSync(passwordFile, "not the password\n");
       try {
@@ -173,6 +172,19 @@ for (const backend of testBackends()) {
       }
       const runs = await admin().get(`/api/admin/accounts/${alice.id}/backups`);
       assert.deepEqual(runs.body.snapshots.map((snapshot: { id: string }) => snapshot.id), [run], "the older restore point stays");
+    });
+
+    test("terminated, then a new account with the same username: it sees none of the old account's restore points", async () => {
+      assert.equal((await admin().delete(`/api/admin/accounts/${alice.id}`)).status, 200);
+      const again = await admin().post("/api/admin/accounts", { username: alice.username, domain: `${alice.username}.example` });
+      assert.equal(again.status, 201, JSON.stringify(again.body));
+      const newcomer = { id: again.body.id as number };
+      assert.deepEqual((await as(newcomer).get("/api/client/backups")).body, { snapshots: [] });
+      assert.deepEqual((await admin().get(`/api/admin/accounts/${newcomer.id}/backups`)).body, { snapshots: [] });
+      const refused = await as(newcomer).post(`/api/client/backups/${run}/restore`, { path: "public_html/index.html" });
+      assert.equal(refused.status, 422);
+      assert.ok(refused.body.errors?.snapshot);
+      assert.equal((await admin().delete(`/api/admin/accounts/${newcomer.id}`)).status, 200);
     });
   });
 }
