@@ -83,7 +83,10 @@ async function changeSuspension(
     // switched are switched back, so the account is never half suspended.
     const holdings = await holdingsOf(tx, account);
     const done: AccountServerPart[] = [];
-    for (const part of accountServerParts) {
+    // Suspend in the parts' order (sites answer 503 before database users are locked), unsuspend
+    // the other way round (database users unlocked before the sites serve again).
+    const parts = suspended ? accountServerParts : [...accountServerParts].reverse();
+    for (const part of parts) {
       if (!part.setSuspended) continue;
       try {
         await part.setSuspended(holdings, suspended, tx);
