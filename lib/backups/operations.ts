@@ -1,5 +1,15 @@
 import { defineOperation, idParams, messageResponse } from "@/lib/http/operation";
-import { backupRunListSchema, backupStatusSchema, clientRestoreBodySchema, restoreBodySchema, snapshotParams } from "./schemas";
+import {
+  backupRunListSchema,
+  backupStatusSchema,
+  clientRestoreBodySchema,
+  restoreAccountBodySchema,
+  restoreBodySchema,
+  restoredAccountSchema,
+  snapshotParams,
+  usernameParams,
+  usernameRunListSchema,
+} from "./schemas";
 
 const tag = "Backups";
 
@@ -52,6 +62,30 @@ export const backupOperations = {
     response: messageResponse,
     successStatus: 200,
     errorStatuses: [400, 404, 422],
+  }),
+  listUsernameRuns: defineOperation({
+    operationId: "listUsernameBackups",
+    method: "GET",
+    path: "/api/admin/backups/usernames/{username}",
+    audience: "admin",
+    tag,
+    summary: "The restore points of a username, also of a terminated account (each with the id the account had)",
+    params: usernameParams,
+    response: usernameRunListSchema,
+    successStatus: 200,
+    errorStatuses: [400, 422],
+  }),
+  restoreAccount: defineOperation({
+    operationId: "restoreTerminatedAccount",
+    method: "POST",
+    path: "/api/admin/backups/restore-account",
+    audience: "admin",
+    tag,
+    summary: "A terminated account made again from a restore point: user, home, sites, zones, databases with users and grants, PHP settings, cron jobs, SSH keys, files",
+    body: restoreAccountBodySchema,
+    response: restoredAccountSchema,
+    successStatus: 201,
+    errorStatuses: [400, 422],
   }),
   clientList: defineOperation({
     operationId: "listOwnBackups",

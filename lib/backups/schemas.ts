@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { hostingAccountSchema } from "@/lib/accounts/schemas";
 import { timestamp } from "@/lib/http/operation";
 
 // Backups (DESIGN.md "Backups (restic)").
@@ -43,3 +44,15 @@ export const clientRestoreBodySchema = z
   .refine((body) => Boolean(body.database) !== Boolean(body.path), { message: "give a database or a path", path: ["path"] });
 
 export const snapshotParams = z.object({ snapshot: z.string().regex(/^[0-9A-Za-z-]{1,40}$/) });
+
+/** A username's restore points, of whichever account had it (account_id: that account's id then). */
+export const usernameRunListSchema = z.object({ snapshots: z.array(backupRunSchema.extend({ account_id: z.number().int() })) });
+
+const username = z.string().trim().toLowerCase().regex(/^[a-z][a-z0-9_]{0,31}$/, "is not an account username");
+
+export const usernameParams = z.object({ username });
+
+/** POST /api/admin/backups/restore-account: a terminated account back; the newest restore point when `snapshot` is left out. */
+export const restoreAccountBodySchema = z.object({ username, snapshot: z.string().min(1).max(64).optional() }).strict();
+
+export const restoredAccountSchema = hostingAccountSchema.extend({ message: z.string() });

@@ -15,6 +15,7 @@ import {
   domains,
   hostingAccounts,
   phpSettings,
+  phpVersions,
   plans,
   sshKeys,
 } from "@/db/schema";
@@ -23,6 +24,7 @@ import { getAccount } from "@/lib/accounts/service";
 import { env } from "@/lib/env";
 import { AppError, notFound, validationError } from "@/lib/errors";
 import { homeOf } from "@/lib/hosting/home";
+import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { LinkInHomeError, openDirectoryPath, openTrustedDirectory, pathComponents } from "@/lib/provisioning/home-files";
 import { ensureRepository, restic, resticStream, snapshotsTagged, type ResticSnapshot } from "@/lib/provisioning/restic";
 
@@ -43,11 +45,11 @@ export interface BackupRun {
 }
 
 /** What selects an account's snapshots: its id, so a later account reusing the username never sees them. */
-const ownerTag = (accountId: number) => `account-id:${accountId}`;
+export const ownerTag = (accountId: number) => `account-id:${accountId}`;
 /** The username, for an admin reading the repository with restic itself. */
-const accountTag = (username: string) => `account:${username}`;
-const runTag = (run: string) => `run:${run}`;
-const tagValue = (snapshot: ResticSnapshot, prefix: string) => snapshot.tags?.find((tag) => tag.startsWith(prefix))?.slice(prefix.length) ?? null;
+export const accountTag = (username: string) => `account:${username}`;
+export const runTag = (run: string) => `run:${run}`;
+export const tagValue = (snapshot: ResticSnapshot, prefix: string) => snapshot.tags?.find((tag) => tag.startsWith(prefix))?.slice(prefix.length) ?? null;
 
 function mysqlConnection() {
   const url = env().mysqlProvisionUrl;
@@ -60,30 +62,45 @@ function mysqlConnection() {
   };
 }
 
-/** The account's panel records, as one JSON document (what a whole-account restore needs besides files and dumps). */
+/**
+ * The account's panel records as one JSON document: what a whole-account restore needs besides
+ * files and dumps (lib/backups/restore-account.ts reads it). Database users carry their MariaDB
+ * password hashes, so their passwords come back without the panel ever knowing them.
+ */
 async function accountRecords(db: Queryable, accountId: number) {
   const [account] = await db
     .select({ account: hostingAccounts, plan: plans.name })
     .from(hostingAccounts)
     .innerJoin(plans, eq(plans.id, hostingAccounts.planId))
     .where(eq(hostingAccounts.id, accountId));
-  const domainRows = await db.select().from(domains).where(eq(domains.accountId, accountId)).orderBy(asc(domains.id));
+  const domainRows = (
+    await db
+      .select({ domain: domains, phpVersion: phpVersions.version })
+      .from(domains)
+      .leftJoin(phpVersions, eq(phpVersions.id, domains.phpVersionId))
+      .where(eq(domains.accountId, accountId))
+      .orderBy(asc(domains.id))
+  ).map(({ domain, phpVersion }) => ({ ...domain, php_version: phpVersion }));
   const databaseRows = await db.select().from(customerDatabases).where(eq(customerDatabases.accountId, accountId));
   const userRows = await db.select().from(databaseUsers).where(eq(databaseUsers.accountId, accountId));
+  const server = mysqlProvisioner();
   return {
-    format: 1,
+    format: RECORDS_FORMAT,
     account: account.account,
     plan: account.plan,
     domains: domainRows,
     dns_records: domainRows.length ? await db.select().from(dnsRecords).where(inArray(dnsRecords.domainId, domainRows.map((row) => row.id))) : [],
     databases: databaseRows,
-    database_users: userRows,
+    database_users: await Promise.all(userRows.map(async (row) => ({ ...row, password_hash: (await server?.passwordHash(row.username)) ?? null }))),
     database_grants: databaseRows.length ? await db.select().from(databaseGrants).where(inArray(databaseGrants.databaseId, databaseRows.map((row) => row.id))) : [],
     php_settings: await db.select().from(phpSettings).where(eq(phpSettings.accountId, accountId)),
     cron_jobs: await db.select().from(cronJobs).where(eq(cronJobs.accountId, accountId)),
     ssh_keys: await db.select().from(sshKeys).where(eq(sshKeys.accountId, accountId)),
   };
 }
+
+/** The version of the records document (records.json) this panel writes. */
+export const RECORDS_FORMAT = 1;
 
 /** mariadb-dump of one database piped into restic; the dump's own failure fails the snapshot. */
 async function backupDatabase(database: string, tags: string[]): Promise<void> {
@@ -158,27 +175,31 @@ export async function backupAccount(db: Database, accountId: number): Promise<Ba
   return runs.find((candidate) => candidate.id === run)!;
 }
 
-/** The account's runs, newest first. */
 /** The snapshots with all of `tags`; none while the repository has not been made yet. */
-async function snapshotsWith(tags: string[]): Promise<ResticSnapshot[]> {
+export async function snapshotsWith(tags: string[]): Promise<ResticSnapshot[]> {
   return snapshotsTagged(tags.join(",")).catch((error) => {
     if (error instanceof AppError && /Is there a repository|unable to open config/i.test(error.message)) return [];
     throw error;
   });
 }
 
-export async function listRuns(accountId: number): Promise<BackupRun[]> {
-  const snapshots = await snapshotsWith([ownerTag(accountId)]);
-  const runs = new Map<string, BackupRun>();
-  for (const snapshot of snapshots) {
+/** The runs of the snapshots with `tag` (an account's, or a username's), newest first. */
+export async function runsTagged(tag: string): Promise<(BackupRun & { account_id: number })[]> {
+  const runs = new Map<string, BackupRun & { account_id: number }>();
+  for (const snapshot of await snapshotsWith([tag])) {
     const id = tagValue(snapshot, "run:");
     if (!id) continue;
-    const run = runs.get(id) ?? { id, time: snapshot.time, size_bytes: null, databases: [] };
+    const run = runs.get(id) ?? { id, time: snapshot.time, size_bytes: null, databases: [], account_id: Number(tagValue(snapshot, "account-id:")) };
     const database = tagValue(snapshot, "db:");
     if (database) run.databases.push(database);
     runs.set(id, run);
   }
   return [...runs.values()].sort((a, b) => b.id.localeCompare(a.id));
+}
+
+/** The account's runs, newest first. */
+export async function listRuns(accountId: number): Promise<BackupRun[]> {
+  return (await runsTagged(ownerTag(accountId))).map(({ account_id: _owner, ...run }) => run);
 }
 
 async function snapshotOf(accountId: number, run: string, part: string): Promise<ResticSnapshot | null> {
@@ -218,10 +239,18 @@ function runAs(username: string, command: string[]): Promise<void> {
  * walked without following a link (a link on the way → 422, nothing written).
  */
 export async function restorePath(account: { id: number; username: string }, run: string, relative: string): Promise<{ message: string }> {
-  const { username } = account;
   const parts = checkedRelativePath(relative);
   const snapshot = await snapshotOf(account.id, run, "part:home");
   if (!snapshot) throw validationError("snapshot", "holds no files");
+  if (!(await restoreHomePath(account.username, snapshot, parts))) throw validationError("path", "is not in this backup");
+  return { message: `${relative} restored from the backup of ${snapshot.time}` };
+}
+
+/**
+ * The copy of `parts` (checked: relative, no `..`) from a home snapshot into the account's home
+ * (restorePath's steps). False when the snapshot does not hold the path.
+ */
+export async function restoreHomePath(username: string, snapshot: ResticSnapshot, parts: string[]): Promise<boolean> {
   if (!env().systemUsers) throw new AppError("VALIDATION", "Restoring files needs SYSTEM_USERS=1 (the copy runs as the account's user)");
   const home = homeOf(username);
   const homes = await openTrustedDirectory(path.dirname(home));
@@ -237,19 +266,20 @@ export async function restorePath(account: { id: number; username: string }, run
     await homes.close();
   }
   // Beside the homes (root's, which every account may traverse): the copy, run as the account's
-  // user, must reach what restic restored.
+  // user, must reach what restic restored. The snapshot holds the home under the path it had
+  // then (snapshot.paths), which a renamed HOME_ROOT does not change.
   const staging = await fs.mkdtemp(path.join(path.dirname(home), ".restore-"));
   try {
     await fs.chmod(staging, 0o711);
-    const source = path.join(home, ...parts);
+    const source = path.join(snapshot.paths[0] ?? home, ...parts);
     await restic(["restore", "--no-lock", snapshot.id, "--target", staging, "--include", source]);
     const restored = path.join(staging, source);
-    if (!(await fs.lstat(restored).then(() => true, () => false))) throw validationError("path", "is not in this backup");
-    await runAs(username, ["cp", "-a", "--no-target-directory", "--remove-destination", restored, source]);
+    if (!(await fs.lstat(restored).then(() => true, () => false))) return false;
+    await runAs(username, ["cp", "-a", "--no-target-directory", "--remove-destination", restored, path.join(home, ...parts)]);
+    return true;
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
   }
-  return { message: `${relative} restored from the backup of ${snapshot.time}` };
 }
 
 /** Restores one database of the account from a run: its dump streamed from restic into MariaDB. */
@@ -261,6 +291,12 @@ export async function restoreDatabase(db: Queryable, accountId: number, run: str
   if (!owned) throw validationError("database", "names no database of this account");
   const snapshot = await snapshotOf(accountId, run, `db:${database}`);
   if (!snapshot) throw validationError("database", "is not in this backup");
+  await loadDump(snapshot, database);
+  return { message: `Database ${database} restored from the backup of ${snapshot.time}` };
+}
+
+/** The dump of `database` in `snapshot` streamed from restic into MariaDB (it recreates the database's tables). */
+export async function loadDump(snapshot: ResticSnapshot, database: string): Promise<void> {
   const connection = mysqlConnection();
   if (!connection) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
   const { stdout, done } = await resticStream(["dump", "--no-lock", snapshot.id, `/${database}.sql`]);
@@ -273,7 +309,6 @@ export async function restoreDatabase(db: Queryable, accountId: number, run: str
     load.on("close", (code) => (code === 0 ? resolve() : reject(new AppError("VALIDATION", `The dump of ${database} did not load: ${stderr.trim()}`))));
   });
   await Promise.all([done, loaded]);
-  return { message: `Database ${database} restored from the backup of ${snapshot.time}` };
 }
 
 /** Per account: the last success and failure, the runs kept and the newest's size (GET /api/admin/backups). */

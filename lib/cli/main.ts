@@ -11,7 +11,8 @@ import {
 import { prepareDatabase } from "@/db/prepare";
 import { suspendAccount, terminateAccount, unsuspendAccount } from "@/lib/accounts/lifecycle";
 import { ADMIN } from "@/lib/accounts/manager";
-import { restoreBodySchema } from "@/lib/backups/schemas";
+import { listUsernameRuns, restoreTerminatedAccount } from "@/lib/backups/restore-account";
+import { restoreAccountBodySchema, restoreBodySchema } from "@/lib/backups/schemas";
 import { backupAccount, backupAllAccounts, listAccountRuns, restoreManagedAccount } from "@/lib/backups/service";
 import { createAccount, findAccountIdByUsername, listManagedAccounts } from "@/lib/accounts/service";
 import { createAdminUser, findAdminByEmail, listAdminUsers, setAdminEnabled, setAdminPassword } from "@/lib/admins/service";
@@ -54,7 +55,8 @@ const USAGE = `Usage: npm run panel -- <command> [--json]
   backup run [USER]       (every account without USER; failures listed, exit 1)
   backup list USER
   backup restore USER SNAPSHOT [--database NAME | --path PATH]
-                          (neither: public_html and every database of that restore point)`;
+                          (neither: public_html and every database of that restore point;
+                          a terminated USER: the whole account made again)`;
 
 const actor: Actor = { type: "cli" };
 
@@ -313,16 +315,26 @@ const commands: Record<string, Command> = {
   },
 
   async "backup list"(db, _options, args) {
-    const id = await accountArgument(db, args);
-    const { snapshots } = await listAccountRuns(db, ADMIN, id);
+    const username = args[0];
+    if (!username) throw new UsageError("give the account's username");
+    // A terminated account's username: its restore points are still listed (and restorable).
+    const id = await findAccountIdByUsername(db, username);
+    const { snapshots } = id ? await listAccountRuns(db, ADMIN, id) : await listUsernameRuns(username);
     const text = snapshots.length ? snapshots.map((run) => `${run.id}	${run.time}	${run.databases.join(",")}`).join("\n") : "No backups.";
     return { json: { snapshots }, text };
   },
 
   async "backup restore"(db, options, args) {
-    const id = await accountArgument(db, args);
-    const snapshot = args[1];
+    const [username, snapshot] = args;
+    if (!username) throw new UsageError("give the account's username");
     if (!snapshot) throw new UsageError("give the restore point (SNAPSHOT, from backup list)");
+    const id = await findAccountIdByUsername(db, username);
+    if (!id) {
+      // No account of that name: the whole account is made again from the restore point.
+      if (options.database || options.path) throw new UsageError(`${username} has no account: restore it whole first (without --database or --path)`);
+      const account = await restoreTerminatedAccount(db, actor, restoreAccountBodySchema.parse({ username, snapshot }));
+      return { json: account, text: `${account.message} (account id ${account.id}).` };
+    }
     const input = restoreBodySchema.parse({ snapshot, database: options.database, path: options.path });
     const result = await restoreManagedAccount(db, ADMIN, id, input);
     return { json: result, text: `${result.message}.` };

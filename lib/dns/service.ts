@@ -189,3 +189,25 @@ export async function deleteDnsRecord(db: Database, accountId: number, id: numbe
 }
 
 export { countAccountRecords };
+
+/** A record as a backup's records hold it (lib/backups/restore-account.ts). */
+export type ZoneRecordFields = Pick<RecordRow, "name" | "type" | "content" | "ttl" | "priority" | "weight" | "port">;
+
+/**
+ * A whole-account restore's zone: every record but the SOA replaced by `records`, each checked
+ * as a new one would be (a backup is read, not trusted), in one transaction with one serial bump.
+ */
+export async function replaceZoneRecords(db: Database, domainId: number, records: ZoneRecordFields[]): Promise<ZoneWarning> {
+  await db.transaction(async (tx) => {
+    const zone = await lockZone(tx, domainId);
+    await tx.delete(dnsRecords).where(and(eq(dnsRecords.domainId, domainId), ne(dnsRecords.type, "SOA")));
+    for (const record of records) {
+      if (record.type === "SOA") continue;
+      // Stored names are relative ("www", "a.b"): checked in their absolute form.
+      const name = relativeRecordName(zone.domain, record.name === "@" ? "@" : `${record.name}.${zone.domain}`);
+      await tx.insert(dnsRecords).values({ domainId, name, type: record.type, ttl: record.ttl, ...validateRecordContent({ ...record, type: record.type }) });
+    }
+    await bumpSerial(tx, zone);
+  });
+  return syncZoneFile(db, domainId);
+}

@@ -33,6 +33,9 @@ function privilegeList(privileges: string[]): string {
   return privileges.join(", ");
 }
 
+/** mysql_native_password's hash: `*` and 40 hex digits (what IDENTIFIED BY PASSWORD takes). */
+const NATIVE_PASSWORD_HASH = /^\*[0-9A-F]{40}$/;
+
 const UNREACHABLE = new Set(["ECONNREFUSED", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH", "PROTOCOL_CONNECTION_LOST", "ECONNRESET"]);
 
 function serverError(operation: string, error: unknown): AppError {
@@ -54,6 +57,10 @@ export interface MysqlProvisioner {
   dropUser(username: string): Promise<void>;
   /** Locks (no new logins) or unlocks a user; a user missing on the server is left alone. */
   setUserLocked(username: string, locked: boolean): Promise<void>;
+  /** The user's password hash as the server keeps it (a backup's records); null: no such user or no native hash. */
+  passwordHash(username: string): Promise<string | null>;
+  /** Gives the user the password whose hash this is (a restore: the customer's password, never seen by the panel). */
+  setPasswordHash(username: string, hash: string): Promise<void>;
   /** Replaces the user's privileges on the database (revoke all, then grant these). */
   grant(username: string, database: string, privileges: string[]): Promise<void>;
   revoke(username: string, database: string): Promise<void>;
@@ -89,6 +96,19 @@ export function createMysqlProvisioner(url: string, userHost: string): MysqlProv
         `ALTER USER IF EXISTS ?@? ACCOUNT ${locked ? "LOCK" : "UNLOCK"}`,
         userValues(username),
       ),
+    async passwordHash(username) {
+      try {
+        const [rows] = await pool.query("SELECT authentication_string AS hash FROM mysql.user WHERE User = ? AND Host = ?", userValues(username));
+        const hash = (rows as { hash: string | null }[])[0]?.hash ?? null;
+        return hash && NATIVE_PASSWORD_HASH.test(hash) ? hash : null;
+      } catch (error) {
+        throw serverError(`read the password of ${username}`, error);
+      }
+    },
+    setPasswordHash(username, hash) {
+      if (!NATIVE_PASSWORD_HASH.test(hash)) throw new AppError("VALIDATION", `The password of ${username} in the backup is not a MariaDB password hash`);
+      return run(`set the password of ${username}`, "ALTER USER ?@? IDENTIFIED BY PASSWORD ?", [...userValues(username), hash]);
+    },
     async grant(username, database, privileges) {
       const list = privilegeList(privileges);
       await this.revoke(username, database);

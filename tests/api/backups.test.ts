@@ -9,9 +9,10 @@ import type { Database } from "@/db/client";
 import { testBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
+import { createReseller } from "@/lib/resellers/service";
 import { makeKey } from "../support/seed";
 import { makeChrootableRoot } from "../support/ssh-server";
-import { removeLinuxUsers, startWebServers, systemUsersHostingEnv, type WebServers } from "../support/web-servers";
+import { removeLinuxUsers, startWebServers, systemUsersHostingEnv, visitSite, type WebServers } from "../support/web-servers";
 
 // Backups by the real restic into a repository of this file's own: an account with files and a
 // database of 1,000 rows backed up through the API; a file and 500 rows lost and brought back;
@@ -40,7 +41,10 @@ after(async () => {
 });
 
 const sha256 = (file: string) => createHash("sha256").update(fs.readFileSync(file)).digest("hex");
-const seed = async (db: Database) => ({ adminKey: await makeKey(db, { scope: "admin" }) });
+const seed = async (db: Database) => ({
+  adminKey: await makeKey(db, { scope: "admin" }),
+  resellerKey: await makeKey(db, { scope: "reseller", reseller_id: (await createReseller(db, { username: "backupres" }, { type: "cli" })).id }),
+});
 
 for (const backend of testBackends()) {
   describe(`backups by restic (${backend})`, () => {
@@ -48,6 +52,7 @@ for (const backend of testBackends()) {
     const suffix = randomBytes(3).toString("hex");
     const alice = { username: `ba${suffix}`, id: 0, key: { key: "", secret: "" } };
     const bob = { username: `bb${suffix}`, id: 0 };
+    const carol = { username: `bc${suffix}`, id: 0 };
     const home = (username: string) => path.join(root, "home", username);
     let connection: mysql.Connection;
     let run = "";
@@ -68,7 +73,7 @@ for (const backend of testBackends()) {
     }
 
     before(async () => {
-      createdUsers.push(alice.username, bob.username);
+      createdUsers.push(alice.username, bob.username, carol.username);
       // A repository per backend: each backend's fresh database numbers its accounts from 1 again.
       env = await createEnvironment(backend, seed, { ...panelEnv, BACKUP_REPOSITORY: path.join(root, `repository-${backend}`), BACKUP_PASSWORD_FILE: passwordFile });
       connection = await mysql.createConnection({ uri: MYSQL_URL });
@@ -79,7 +84,7 @@ for (const backend of testBackends()) {
       }
     });
     after(async () => {
-      for (const account of [alice, bob]) await admin().delete(`/api/admin/accounts/${account.id}`).catch(() => undefined);
+      for (const account of [alice, bob, carol]) await admin().delete(`/api/admin/accounts/${account.id}`).catch(() => undefined);
       await connection?.end();
       await env?.teardown();
     });
@@ -185,6 +190,96 @@ for (const backend of testBackends()) {
       assert.equal(refused.status, 422);
       assert.ok(refused.body.errors?.snapshot);
       assert.equal((await admin().delete(`/api/admin/accounts/${newcomer.id}`)).status, 200);
+    });
+
+    test("a terminated account made again from its restore point: user, home, sites, zones, databases with their users' passwords and grants, PHP settings, cron jobs; a failure halfway leaves nothing", async () => {
+      const created = await admin().post("/api/admin/accounts", { username: carol.username, domain: `${carol.username}.example` });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      carol.id = created.body.id;
+      const client = () => as(carol);
+      const main = `${carol.username}.example`;
+      const [mainDomain] = (await client().get("/api/client/domains")).body;
+      const blog = await client().post("/api/client/domains", { domain: "blog", domain_type: "subdomain", parent_domain_id: mainDomain.id, site_profile: "static" });
+      assert.equal(blog.status, 201, JSON.stringify(blog.body));
+      const proxyPort = 20_000 + Math.floor(Math.random() * 20_000);
+      const app = await client().post("/api/client/domains", { domain: "app", domain_type: "subdomain", parent_domain_id: mainDomain.id, site_profile: "proxy", proxy_port: proxyPort });
+      assert.equal(app.status, 201, JSON.stringify(app.body));
+      assert.equal((await client().post("/api/client/dns-records", { domain_id: mainDomain.id, name: "verify", type: "TXT", content: "carol-was-here", ttl: 300 })).status, 201);
+      assert.equal((await client().put("/api/client/php-settings", { memory_limit_mb: 384, max_input_vars: 3000 })).status, 200);
+      assert.equal((await client().post("/api/client/cron-jobs", { schedule: "@daily", command: "echo nightly" })).status, 201);
+      const database = await client().post("/api/client/databases", { database_name: "data" });
+      assert.equal(database.status, 201, JSON.stringify(database.body));
+      const user = await client().post("/api/client/database-users", { username: "app", password: "Carol-db-pass-2026" });
+      assert.equal(user.status, 201, JSON.stringify(user.body));
+      assert.equal((await client().post(`/api/client/database-users/${user.body.id}/assign-database`, { database_id: database.body.id, privileges: ["SELECT", "INSERT"] })).status, 200);
+      await connection.query(`CREATE TABLE \`${carol.username}_data\`.visits (id INT PRIMARY KEY)`);
+      await connection.query(`INSERT INTO \`${carol.username}_data\`.visits VALUES ${Array.from({ length: 1000 }, (_, i) => `(${i + 1})`).join(",")}`);
+      execFileSync("runuser", ["-u", carol.username, "--", "sh", "-c", `echo "carol's site" > public_html/index.html && echo blog > public_html/blog.${main}/index.html`], { cwd: home(carol.username) });
+      assert.equal((await visitSite(servers, main)).text, "carol's site\n");
+
+      const before = {
+        domains: (await client().get("/api/client/domains")).body.map((d: { domain: string; domain_type: string; domain_path: string; site_profile: string; proxy_port: number | null }) => [d.domain, d.domain_type, d.domain_path, d.site_profile, d.proxy_port]),
+        records: (await client().get(`/api/client/dns-records?domain_id=${mainDomain.id}`)).body.filter((r: { type: string }) => r.type !== "SOA").map((r: { name: string; type: string; content: string }) => [r.name, r.type, r.content]),
+        php: (await client().get("/api/client/php-settings")).body,
+        cron: (await client().get("/api/client/cron-jobs")).body.map((j: { schedule: string; command: string }) => [j.schedule, j.command]),
+      };
+      const since = Date.now() - 1000;
+      assert.equal((await admin().post(`/api/admin/accounts/${carol.id}/backups`)).status, 202);
+      assert.equal((await backupOutcome(carol, since)).last_error, null);
+      const oldId = carol.id;
+      assert.equal((await admin().delete(`/api/admin/accounts/${carol.id}`)).status, 200);
+      assert.throws(() => execFileSync("id", ["-u", carol.username], { stdio: "ignore" }), "the Linux user is gone");
+
+      const listed = await admin().get(`/api/admin/backups/usernames/${carol.username}`);
+      assert.equal(listed.status, 200, JSON.stringify(listed.body));
+      assert.equal(listed.body.snapshots.length, 1);
+      assert.equal(listed.body.snapshots[0].account_id, oldId);
+      assert.deepEqual(listed.body.snapshots[0].databases, [`${carol.username}_data`]);
+      const reseller = apiClient(env.server.baseUrl, env.seed.resellerKey);
+      assert.equal((await reseller.post("/api/admin/backups/restore-account", { username: carol.username })).status, 403, "admins only");
+      assert.equal((await reseller.get(`/api/admin/backups/usernames/${carol.username}`)).status, 403, "admins only");
+      assert.equal((await admin().post("/api/admin/backups/restore-account", { username: carol.username, snapshot: "20990101-000000000" })).status, 422);
+
+      // Halfway: the proxy port of carol's app was taken meanwhile by another account.
+      const [bobDomain] = (await as(bob).get("/api/client/domains")).body;
+      const squatter = await as(bob).post("/api/client/domains", { domain: "squat", domain_type: "subdomain", parent_domain_id: bobDomain.id, site_profile: "proxy", proxy_port: proxyPort });
+      assert.equal(squatter.status, 201, JSON.stringify(squatter.body));
+      const halfway = await admin().post("/api/admin/backups/restore-account", { username: carol.username });
+      assert.equal(halfway.status, 422, JSON.stringify(halfway.body));
+      assert.ok(halfway.body.errors?.proxy_port, JSON.stringify(halfway.body));
+      assert.equal((await admin().get(`/api/admin/accounts?search=${carol.username}`)).body.length, 0, "no account left behind");
+      assert.throws(() => execFileSync("id", ["-u", carol.username], { stdio: "ignore" }), "no Linux user left behind");
+      assert.equal(((await connection.query("SELECT COUNT(*) AS n FROM mysql.user WHERE User = ?", [`${carol.username}_app`])) as [{ n: number }[], unknown])[0][0].n, 0);
+      assert.equal((await as(bob).delete(`/api/client/domains/${squatter.body.id}`)).status, 200);
+
+      const restored = await admin().post("/api/admin/backups/restore-account", { username: carol.username });
+      assert.equal(restored.status, 201, JSON.stringify(restored.body));
+      assert.equal(restored.body.username, carol.username);
+      carol.id = restored.body.id;
+      assert.notEqual(carol.id, oldId);
+      const uid = Number(execFileSync("id", ["-u", carol.username], { encoding: "utf8" }));
+      assert.equal(fs.statSync(path.join(home(carol.username), "public_html", "index.html")).uid, uid, "the files are the new user's");
+      assert.deepEqual(await visitSite(servers, main), { status: 200, text: "carol's site\n" }, "the site serves what it served");
+      assert.equal((await visitSite(servers, `blog.${main}`)).text, "blog\n");
+      const [restoredMain] = (await client().get("/api/client/domains")).body;
+      const after = {
+        domains: (await client().get("/api/client/domains")).body.map((d: { domain: string; domain_type: string; domain_path: string; site_profile: string; proxy_port: number | null }) => [d.domain, d.domain_type, d.domain_path, d.site_profile, d.proxy_port]),
+        records: (await client().get(`/api/client/dns-records?domain_id=${restoredMain.id}`)).body.filter((r: { type: string }) => r.type !== "SOA").map((r: { name: string; type: string; content: string }) => [r.name, r.type, r.content]),
+        php: (await client().get("/api/client/php-settings")).body,
+        cron: (await client().get("/api/client/cron-jobs")).body.map((j: { schedule: string; command: string }) => [j.schedule, j.command]),
+      };
+      assert.deepEqual(after, before);
+      // The database user logs in with the password it had, and has the grants it had.
+      const customer = await mysql.createConnection({ uri: MYSQL_URL, user: `${carol.username}_app`, password: "Carol-db-pass-2026", database: `${carol.username}_data` });
+      try {
+        assert.equal(((await customer.query("SELECT COUNT(*) AS n FROM visits")) as [{ n: number }[], unknown])[0][0].n, 1000);
+        await assert.rejects(customer.query("DROP TABLE visits"), /denied/i, "SELECT and INSERT only, as granted");
+      } finally {
+        await customer.end();
+      }
+      const again = await admin().post("/api/admin/backups/restore-account", { username: carol.username });
+      assert.equal(again.status, 422, "an existing account is restored in place, not made twice");
+      assert.ok(again.body.errors?.username);
     });
   });
 }

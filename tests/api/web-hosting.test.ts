@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -12,7 +11,7 @@ import { testBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey, seedActor } from "../support/seed";
-import { removeLinuxUsers, startWebServers, systemUsersHostingEnv, type WebServers } from "../support/web-servers";
+import { removeLinuxUsers, startWebServers, systemUsersHostingEnv, visitSite, type WebServers } from "../support/web-servers";
 
 // Sites served for real: HTTP API → nginx → PHP-FPM as the account's Linux user → access log
 // → visitor statistics, with this file's own nginx and php-fpm (tests/support/web-servers.ts).
@@ -36,18 +35,7 @@ after(async () => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-/** A request to the test nginx for `host`, as a visitor's browser makes it (fetch cannot set Host). */
-function visit(host: string, urlPath = "/"): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const request = http.get({ host: "127.0.0.1", port: servers.httpPort, path: urlPath, headers: { host } }, (response) => {
-      let text = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk) => (text += chunk));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, text }));
-    });
-    request.on("error", reject);
-  });
-}
+const visit = (host: string, urlPath = "/") => visitSite(servers, host, urlPath);
 
 /** nginx and php-fpm reload asynchronously: wait until `host` answers as expected. */
 async function visitUntil(host: string, expected: (answer: { status: number; text: string }) => boolean, urlPath = "/") {

@@ -1,5 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { freePort } from "./server";
 
@@ -147,4 +148,17 @@ export function removeLinuxUsers(usernames: string[]) {
       }
     }
   }
+}
+
+/** A request to the test nginx for `host`, as a visitor's browser makes it (fetch cannot set Host). */
+export function visitSite(servers: WebServers, host: string, urlPath = "/"): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.get({ host: "127.0.0.1", port: servers.httpPort, path: urlPath, headers: { host } }, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk) => (text += chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, text }));
+    });
+    request.on("error", reject);
+  });
 }

@@ -1,0 +1,254 @@
+import { randomBytes } from "node:crypto";
+import { eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Database } from "@/db/client";
+import { phpVersions, resellers } from "@/db/schema";
+import { terminateAccount } from "@/lib/accounts/lifecycle";
+import { ADMIN } from "@/lib/accounts/manager";
+import type { HostingAccountRecord } from "@/lib/accounts/schemas";
+import { configurePhp, createAccount, findAccountIdByUsername, getAccount, updateAccountAdminFields } from "@/lib/accounts/service";
+import { type Actor, recordAudit } from "@/lib/audit/service";
+import { createCronJob } from "@/lib/cron/service";
+import { assignDatabase, createDatabase, createDatabaseUser } from "@/lib/databases/service";
+import { PRIVILEGES } from "@/lib/databases/schemas";
+import { replaceZoneRecords } from "@/lib/dns/service";
+import { DOMAIN_TYPES, SITE_PROFILES } from "@/lib/domains/schemas";
+import { createDomain, listDomains, updateDomain } from "@/lib/domains/service";
+import { AppError, validationError } from "@/lib/errors";
+import { updatePhpSettings } from "@/lib/php-settings/service";
+import { mysqlProvisioner } from "@/lib/provisioning/mysql";
+import { restic, type ResticSnapshot } from "@/lib/provisioning/restic";
+import { addSshKey } from "@/lib/ssh/service";
+import { accountTag, loadDump, RECORDS_FORMAT, restoreHomePath, runTag, runsTagged, snapshotsWith, tagValue } from "./service";
+
+// A whole account back from a restore point after it was terminated (README "Backups"):
+// POST /api/admin/backups/restore-account, `panel backup restore USER SNAPSHOT` for a username
+// with no account. The run's records.json says what the account had; every part is made again
+// through the service that makes it for a customer (so the same checks, quotas and server steps
+// apply), then the files and the dumps are copied back. Any failure terminates what was made
+// so far: the account is back whole or not at all.
+
+const nullableString = z.string().nullable().optional();
+const id = z.number().int();
+
+/** records.json as the backup service writes it (lib/backups/service.ts accountRecords): only what a restore reads. */
+const recordsSchema = z.object({
+  format: z.literal(RECORDS_FORMAT),
+  plan: z.string(),
+  account: z.object({
+    username: z.string(),
+    domain: z.string(),
+    email: nullableString,
+    name: nullableString,
+    phone: nullableString,
+    address: nullableString,
+    city: nullableString,
+    state: nullableString,
+    zip: nullableString,
+    country: nullableString,
+    company: nullableString,
+    isAutoSslEnabled: z.boolean(),
+    hasSshAccess: z.boolean(),
+    resellerId: id.nullable(),
+  }),
+  domains: z.array(
+    z.object({
+      id,
+      domain: z.string(),
+      domainType: z.enum(DOMAIN_TYPES),
+      domainPath: z.string().nullable(),
+      parentDomainId: id.nullable(),
+      parkedOnDomainId: id.nullable(),
+      isPhpFpmEnabled: z.boolean(),
+      php_version: z.string().nullable().optional(),
+      siteProfile: z.enum(SITE_PROFILES),
+      proxyPort: id.nullable(),
+    }),
+  ),
+  dns_records: z.array(
+    z.object({
+      domainId: id,
+      name: z.string(),
+      type: z.enum(["SOA", "NS", "A", "AAAA", "CNAME", "MX", "TXT", "SRV"]),
+      content: z.string(),
+      ttl: id,
+      priority: id.nullable(),
+      weight: id.nullable(),
+      port: id.nullable(),
+    }),
+  ),
+  databases: z.array(z.object({ id, databaseName: z.string() })),
+  database_users: z.array(z.object({ id, username: z.string(), password_hash: z.string().nullable().optional() })),
+  database_grants: z.array(z.object({ databaseUserId: id, databaseId: id, privileges: z.array(z.enum(PRIVILEGES)) })),
+  php_settings: z.array(
+    z.object({
+      uploadMaxFilesizeMb: id,
+      postMaxSizeMb: id,
+      memoryLimitMb: id,
+      maxExecutionTimeS: id,
+      maxInputVars: id,
+      displayErrors: z.boolean(),
+    }),
+  ),
+  cron_jobs: z.array(z.object({ schedule: z.string(), command: z.string(), isEnabled: z.boolean() })),
+  ssh_keys: z.array(z.object({ name: z.string(), keyType: z.string(), keyData: z.string() })),
+});
+type AccountRecords = z.output<typeof recordsSchema>;
+
+/** GET /api/admin/backups/usernames/{username}: the username's restore points, of whichever account had it. */
+export async function listUsernameRuns(username: string) {
+  return { snapshots: await runsTagged(accountTag(username)) };
+}
+
+/** The run's snapshots, by part (`part:home`, `part:records`, `db:<name>`). */
+async function runSnapshots(username: string, run: string): Promise<Map<string, ResticSnapshot>> {
+  if (!/^[0-9A-Za-z-]{1,40}$/.test(run)) throw validationError("snapshot", `names no backup of ${username}`);
+  const snapshots = await snapshotsWith([accountTag(username), runTag(run)]);
+  if (snapshots.length === 0) throw validationError("snapshot", `names no backup of ${username}`);
+  const parts = new Map<string, ResticSnapshot>();
+  for (const snapshot of snapshots) {
+    const database = tagValue(snapshot, "db:");
+    const part = database ? `db:${database}` : snapshot.tags?.find((tag) => tag.startsWith("part:"));
+    if (part) parts.set(part, snapshot);
+  }
+  return parts;
+}
+
+async function readRecords(snapshot: ResticSnapshot | undefined): Promise<AccountRecords> {
+  if (!snapshot) throw validationError("snapshot", "holds no records of the account (a backup from before records were kept)");
+  const parsed = recordsSchema.safeParse(JSON.parse(await restic(["dump", "--no-lock", snapshot.id, "/records.json"])));
+  if (!parsed.success) throw validationError("snapshot", `holds records this panel cannot read (${parsed.error.issues[0]?.message})`);
+  return parsed.data;
+}
+
+/**
+ * POST /api/admin/backups/restore-account: the account `username` had, as it was at `snapshot`
+ * (the newest when left out), made again — Linux user, home, sites, zones, PHP, databases with
+ * their users (same passwords) and grants, cron jobs, SSH keys — then its files and databases
+ * copied back. The username must be free: an existing account is restored in place
+ * (POST /api/admin/accounts/{id}/restore).
+ */
+export async function restoreTerminatedAccount(
+  db: Database,
+  actor: Actor,
+  input: { username: string; snapshot?: string },
+): Promise<HostingAccountRecord & { message: string }> {
+  const username = input.username.trim().toLowerCase();
+  if ((await findAccountIdByUsername(db, username)) !== null) {
+    throw validationError("username", "is an account on this server: restore into it with POST /api/admin/accounts/{id}/restore");
+  }
+  const run = input.snapshot ?? (await runsTagged(accountTag(username)))[0]?.id;
+  if (!run) throw validationError("username", "has no backups");
+  const parts = await runSnapshots(username, run);
+  const records = await readRecords(parts.get("part:records"));
+  if (records.account.username !== username) throw validationError("snapshot", `holds the records of ${records.account.username}`);
+
+  const created = await createAccount(db, await accountFields(db, records), actor);
+  try {
+    await restoreParts(db, created, records, parts, actor);
+    await recordAudit(db, actor, {
+      action: "hosting_account.restore",
+      targetType: "hosting_account",
+      targetId: created.id,
+      details: { username, snapshot: run },
+    });
+  } catch (error) {
+    // Nothing half-made: what was restored so far goes again, by the same path as a terminate.
+    await terminateAccount(db, ADMIN, created.id, actor).catch((undo) =>
+      console.error(`[backups] could not undo the partial restore of ${username}:`, (undo as Error).message),
+    );
+    throw error;
+  }
+  const time = parts.get("part:records")!.time;
+  return { ...(await getAccount(db, created.id)), message: `${username} restored from the backup of ${time}` };
+}
+
+/** The create request the account was made with: its plan, reseller (while it exists), contact and profile. */
+async function accountFields(db: Database, { account, plan }: AccountRecords) {
+  const [reseller] = account.resellerId === null ? [] : await db.select({ username: resellers.username }).from(resellers).where(eq(resellers.id, account.resellerId));
+  const profile = Object.fromEntries(
+    (["email", "name", "phone", "address", "city", "state", "zip", "country", "company"] as const)
+      .filter((field) => account[field] !== null && account[field] !== undefined)
+      .map((field) => [field, account[field]!]),
+  );
+  return { username: account.username, domain: account.domain, plan, reseller: reseller?.username, is_auto_ssl_enabled: account.isAutoSslEnabled, ...profile };
+}
+
+async function restoreParts(db: Database, account: HostingAccountRecord, records: AccountRecords, parts: Map<string, ResticSnapshot>, actor: Actor) {
+  const accountId = account.id;
+  if (records.account.hasSshAccess) await updateAccountAdminFields(db, accountId, { has_ssh_access: true }, actor, ADMIN);
+
+  // Domains in the order they were made (a parent before its subdomains), the main one made with the account.
+  const domainIds = new Map<number, number>();
+  const [main] = await listDomains(db, accountId);
+  for (const domain of records.domains) {
+    const profile = { site_profile: domain.siteProfile, proxy_port: domain.proxyPort };
+    if (domain.domain === records.account.domain && domain.domainType === "domain") {
+      domainIds.set(domain.id, main.id);
+      if (domain.siteProfile !== main.site_profile) await updateDomain(db, accountId, main.id, profile);
+      continue;
+    }
+    const made = await createDomain(db, accountId, {
+      domain: domain.domain,
+      domain_type: domain.domainType,
+      domain_path: domain.domainPath ?? undefined,
+      parent_domain_id: domain.parentDomainId === null ? undefined : domainIds.get(domain.parentDomainId),
+      parked_on_domain_id: domain.parkedOnDomainId === null ? undefined : domainIds.get(domain.parkedOnDomainId),
+      ...profile,
+    });
+    domainIds.set(domain.id, made.id);
+  }
+  for (const domain of records.domains) {
+    if (!domain.php_version) continue;
+    const [php] = await db.select({ id: phpVersions.id }).from(phpVersions).where(eq(phpVersions.version, domain.php_version));
+    if (!php) throw new AppError("VALIDATION", `The backup's site ${domain.domain} runs PHP ${domain.php_version}, which this server does not have: add it first (panel php add)`);
+    await configurePhp(db, accountId, { domain_id: domainIds.get(domain.id)!, php_version_id: php.id, is_php_fpm_enabled: domain.isPhpFpmEnabled });
+  }
+  for (const [oldId, newId] of domainIds) {
+    await replaceZoneRecords(db, newId, records.dns_records.filter((record) => record.domainId === oldId));
+  }
+
+  // Databases, then their users with the passwords they had (the hashes), then the grants.
+  const scope = { id: accountId, username: account.username };
+  const databaseIds = new Map<number, number>();
+  for (const database of records.databases) {
+    databaseIds.set(database.id, (await createDatabase(db, scope, { database_name: database.databaseName })).id);
+  }
+  const userIds = new Map<number, number>();
+  for (const user of records.database_users) {
+    // A random password first: replaced at once by the backup's hash (kept when the backup has none).
+    const made = await createDatabaseUser(db, scope, { username: user.username, password: randomBytes(24).toString("base64url") });
+    if (user.password_hash) await mysqlProvisioner()?.setPasswordHash(made.username, user.password_hash);
+    userIds.set(user.id, made.id);
+  }
+  for (const grant of records.database_grants) {
+    const userId = userIds.get(grant.databaseUserId);
+    const databaseId = databaseIds.get(grant.databaseId);
+    if (userId && databaseId) await assignDatabase(db, accountId, userId, { database_id: databaseId, privileges: grant.privileges });
+  }
+
+  const [settings] = records.php_settings;
+  if (settings) {
+    await updatePhpSettings(db, accountId, {
+      upload_max_filesize_mb: settings.uploadMaxFilesizeMb,
+      post_max_size_mb: settings.postMaxSizeMb,
+      memory_limit_mb: settings.memoryLimitMb,
+      max_execution_time_s: settings.maxExecutionTimeS,
+      max_input_vars: settings.maxInputVars,
+      display_errors: settings.displayErrors,
+    });
+  }
+  for (const job of records.cron_jobs) await createCronJob(db, accountId, { schedule: job.schedule, command: job.command, is_enabled: job.isEnabled });
+  for (const key of records.ssh_keys) await addSshKey(db, accountId, { name: key.name, public_key: `${key.keyType} ${key.keyData}` });
+
+  // The files: every folder a site of the account is served from (the rest of the home is the panel's own).
+  const home = parts.get("part:home");
+  if (home) {
+    const folders = new Set(records.domains.flatMap((domain) => domain.domainPath?.split("/")[0] ?? []).filter((folder) => /^[\w.-]+$/.test(folder) && !/^\.\.?$/.test(folder)));
+    for (const folder of folders) await restoreHomePath(account.username, home, [folder]);
+  }
+  for (const database of records.databases) {
+    const dump = parts.get(`db:${database.databaseName}`);
+    if (dump) await loadDump(dump, database.databaseName);
+  }
+}
