@@ -1,43 +1,40 @@
-import { randomUUID } from "node:crypto";
 import { getDb } from "@/db/client";
 import { env } from "@/lib/env";
-import { backupAllAccounts, takeBackupLease } from "./service";
+import { backupAllAccounts, withBackupLease } from "./service";
 
 // The nightly backup job (BACKUP_SCHEDULE, HH:MM server time), in the server process like the
 // AutoSSL job. Checked every minute; a day's run starts at the scheduled time, or at the first
 // check after it when the panel was down then (a missed night is caught up, never skipped). One
-// instance runs it per repository at a time: a lease in the database, renewed while it runs.
+// instance runs it per repository at a time: the backup lease (lib/backups/service.ts).
 
 const CHECK_MS = 60_000;
-const LEASE_MS = 10 * 60_000;
 
-const holder = randomUUID();
 let lastRunDay: string | null = null;
 let running = false;
 
-function due(now: Date, schedule: string): string | null {
+/** Today's run when it is due: its day and scheduled time. */
+function due(now: Date, schedule: string): { day: string; scheduled: Date } | null {
   const [hours, minutes] = schedule.split(":").map(Number);
   const day = now.toLocaleDateString("sv"); // YYYY-MM-DD, server time like the schedule
   const scheduled = new Date(now);
   scheduled.setHours(hours, minutes, 0, 0);
-  return now >= scheduled && lastRunDay !== day ? day : null;
+  return now >= scheduled && lastRunDay !== day ? { day, scheduled } : null;
 }
 
 async function check(): Promise<void> {
   const schedule = env().backup.schedule;
   if (!schedule || running) return;
-  const day = due(new Date(), schedule);
-  if (!day) return;
+  const today = due(new Date(), schedule);
+  if (!today) return;
   const db = await getDb();
-  if (!(await takeBackupLease(db, holder, LEASE_MS))) return;
   running = true;
-  const renew = setInterval(() => void takeBackupLease(db, holder, LEASE_MS).catch(() => undefined), LEASE_MS / 2);
   try {
-    const failures = await backupAllAccounts(db);
-    lastRunDay = day;
-    for (const [username, error] of Object.entries(failures)) console.error(`[backups] ${username}: ${error}`);
+    // Accounts backed up since the scheduled time are done (by another instance, or before a restart).
+    const outcome = await withBackupLease(db, () => backupAllAccounts(db, today.scheduled));
+    if (!outcome) return; // another instance runs it
+    lastRunDay = today.day;
+    for (const [username, error] of Object.entries(outcome.result)) console.error(`[backups] ${username}: ${error}`);
   } finally {
-    clearInterval(renew);
     running = false;
   }
 }

@@ -48,7 +48,7 @@ export const backupOperations = {
     bodyOptional: true,
     response: messageResponse,
     successStatus: 202,
-    errorStatuses: [404],
+    errorStatuses: [404, 409],
   }),
   restore: defineOperation({
     operationId: "restoreAccountBackup",

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
@@ -26,7 +27,7 @@ import { AppError, notFound, validationError } from "@/lib/errors";
 import { homeOf } from "@/lib/hosting/home";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { LinkInHomeError, openDirectoryPath, openTrustedDirectory, pathComponents } from "@/lib/provisioning/home-files";
-import { ensureRepository, restic, resticStream, snapshotsTagged, type ResticSnapshot } from "@/lib/provisioning/restic";
+import { ensureRepository, isMissingRepository, restic, resticStream, snapshotsTagged, type ResticSnapshot } from "@/lib/provisioning/restic";
 
 // Backups (README "Backups"): restic, one restore point ("run") per account per backup. restic
 // 0.14 (Debian 12) cannot put a file tree and a program's output in one snapshot, so a run is
@@ -178,7 +179,7 @@ export async function backupAccount(db: Database, accountId: number): Promise<Ba
 /** The snapshots with all of `tags`; none while the repository has not been made yet. */
 export async function snapshotsWith(tags: string[]): Promise<ResticSnapshot[]> {
   return snapshotsTagged(tags.join(",")).catch((error) => {
-    if (error instanceof AppError && /Is there a repository|unable to open config/i.test(error.message)) return [];
+    if (isMissingRepository(error)) return [];
     throw error;
   });
 }
@@ -332,8 +333,10 @@ export async function backupStatus(db: Queryable, manager: AccountManager) {
   };
 }
 
-/** Takes the backup job's lease for `ms` (one instance at a time per repository); false when another holds it. */
-export async function takeBackupLease(db: Queryable, holder: string, ms: number): Promise<boolean> {
+const LEASE_MS = 10 * 60_000;
+
+/** Takes the backup lease for `ms` (one run per repository at a time); false when another holds it. */
+async function takeBackupLease(db: Queryable, holder: string, ms: number): Promise<boolean> {
   const until = new Date(Date.now() + ms);
   await db.insert(backupLease).values({ id: 1, holder: null, expiresAt: new Date(0) }).onConflictDoNothing();
   const taken = await db
@@ -342,6 +345,23 @@ export async function takeBackupLease(db: Queryable, holder: string, ms: number)
     .where(sql`${backupLease.id} = 1 and (${backupLease.expiresAt} < now() or ${backupLease.holder} = ${holder})`)
     .returning({ id: backupLease.id });
   return taken.length === 1;
+}
+
+/**
+ * Runs `work` holding the backup lease (a row in the database, so across panel instances): renewed
+ * while it runs, given back when it ends. null when another run holds it: restic's `forget
+ * --prune` needs the repository to itself, so two runs would fail each other.
+ */
+export async function withBackupLease<T>(db: Queryable, work: () => Promise<T>): Promise<{ result: T } | null> {
+  const holder = randomUUID();
+  if (!(await takeBackupLease(db, holder, LEASE_MS))) return null;
+  const renew = setInterval(() => void takeBackupLease(db, holder, LEASE_MS).catch(() => undefined), LEASE_MS / 2);
+  try {
+    return { result: await work() };
+  } finally {
+    clearInterval(renew);
+    await db.update(backupLease).set({ expiresAt: new Date(0) }).where(sql`${backupLease.id} = 1 and ${backupLease.holder} = ${holder}`);
+  }
 }
 
 // ---- for the API, the CLI and the admin UI: the account first, as its manager reaches it ----
@@ -355,10 +375,22 @@ export async function listAccountRuns(db: Queryable, manager: AccountManager, ac
   return { snapshots: await listRuns(accountId) };
 }
 
-/** POST …/backups: the run starts now and goes on after the answer (202); its outcome is in the status. */
+/**
+ * POST …/backups: the run starts now and goes on after the answer (202); its outcome is in the
+ * status. While another run holds the repository (the nightly one) → 409, try again later.
+ */
 export async function requestBackup(db: Database, manager: AccountManager, accountId: number): Promise<{ message: string }> {
   const username = await managedUsername(db, manager, accountId);
-  void backupAccount(db, accountId).catch((error) => console.error(`[backups] ${username}:`, (error as Error).message));
+  const started = new Promise<void>((resolve, reject) => {
+    const running = withBackupLease(db, async () => {
+      resolve();
+      await backupAccount(db, accountId);
+    });
+    running.then((outcome) => {
+      if (!outcome) reject(new AppError("CONFLICT", "Another backup run is using the repository; try again when it has ended (GET /api/admin/backups)"));
+    }, (error) => console.error(`[backups] ${username}:`, (error as Error).message));
+  });
+  await started;
   return { message: `A backup of ${username} has started; GET /api/admin/backups shows its outcome` };
 }
 
@@ -385,9 +417,18 @@ export async function restoreManagedAccount(db: Queryable, manager: AccountManag
   return restoreFromRun(db, account, input);
 }
 
-/** Every account, one after another (the nightly job, `panel backup run`): the failures, by username. */
-export async function backupAllAccounts(db: Database): Promise<Record<string, string>> {
-  const accounts = await db.select({ id: hostingAccounts.id, username: hostingAccounts.username }).from(hostingAccounts).orderBy(asc(hostingAccounts.username));
+/**
+ * Every account, one after another (the nightly job, `panel backup run`): the failures, by
+ * username. `notBackedUpSince`: only accounts without a success since then (a night's run
+ * continued by another instance does not start over).
+ */
+export async function backupAllAccounts(db: Database, notBackedUpSince?: Date): Promise<Record<string, string>> {
+  const accounts = await db
+    .select({ id: hostingAccounts.id, username: hostingAccounts.username })
+    .from(hostingAccounts)
+    .leftJoin(accountBackups, eq(accountBackups.username, hostingAccounts.username))
+    .where(notBackedUpSince ? sql`${accountBackups.lastSuccessAt} is null or ${accountBackups.lastSuccessAt} < ${notBackedUpSince}` : undefined)
+    .orderBy(asc(hostingAccounts.username));
   const failures: Record<string, string> = {};
   for (const account of accounts) {
     await backupAccount(db, account.id).catch((error: Error) => (failures[account.username] = error.message));

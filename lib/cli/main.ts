@@ -13,7 +13,7 @@ import { suspendAccount, terminateAccount, unsuspendAccount } from "@/lib/accoun
 import { ADMIN } from "@/lib/accounts/manager";
 import { listUsernameRuns, restoreTerminatedAccount } from "@/lib/backups/restore-account";
 import { restoreAccountBodySchema, restoreBodySchema } from "@/lib/backups/schemas";
-import { backupAccount, backupAllAccounts, listAccountRuns, restoreManagedAccount } from "@/lib/backups/service";
+import { backupAccount, backupAllAccounts, listAccountRuns, restoreManagedAccount, withBackupLease } from "@/lib/backups/service";
 import { createAccount, findAccountIdByUsername, listManagedAccounts } from "@/lib/accounts/service";
 import { createAdminUser, findAdminByEmail, listAdminUsers, setAdminEnabled, setAdminPassword } from "@/lib/admins/service";
 import { resetTwoFactor } from "@/lib/admins/two-factor";
@@ -304,13 +304,17 @@ const commands: Record<string, Command> = {
   },
 
   async "backup run"(db, _options, args) {
-    if (args[0]) {
-      const run = await backupAccount(db, await accountArgument(db, args));
-      return { json: run, text: `Backed up ${args[0]}: restore point ${run.id}${run.databases.length ? ` (databases ${run.databases.join(", ")})` : ""}.` };
+    const username = args[0];
+    const accountId = username ? await accountArgument(db, args) : null;
+    const outcome = await withBackupLease(db, async () => (accountId ? { run: await backupAccount(db, accountId) } : { failures: await backupAllAccounts(db) }));
+    if (!outcome) throw new AppError("CONFLICT", "Another backup run is using the repository (the nightly job?); try again when it has ended");
+    const { result } = outcome;
+    const { run, failures } = result;
+    if (run) {
+      return { json: run, text: `Backed up ${username}: restore point ${run.id}${run.databases.length ? ` (databases ${run.databases.join(", ")})` : ""}.` };
     }
-    const failures = await backupAllAccounts(db);
-    const failed = Object.entries(failures);
-    if (failed.length) throw new AppError("VALIDATION", `Backups failed: ${failed.map(([username, error]) => `${username}: ${error}`).join("; ")}`);
+    const failed = Object.entries(failures!);
+    if (failed.length) throw new AppError("VALIDATION", `Backups failed: ${failed.map(([name, error]) => `${name}: ${error}`).join("; ")}`);
     return { json: { failures }, text: "Every account backed up." };
   },
 

@@ -79,13 +79,22 @@ export async function resticStream(args: string[]): Promise<{ stdout: Readable; 
   return { stdout: child.stdout, done };
 }
 
+/**
+ * restic's error for a repository that is not there (yet): its config file missing — a local
+ * path without one, or a server answering that it has none. An unreachable server ("connection
+ * refused", "no such host") or a wrong password is not that: it is the error to show.
+ */
+export function isMissingRepository(error: unknown): boolean {
+  const message = (error as Error).message ?? "";
+  return /unable to open config file/i.test(message) && /no such file or directory|does not exist/i.test(message);
+}
+
 /** Makes the repository when it has none (a local path or any restic repository string). */
 export async function ensureRepository(): Promise<void> {
   try {
     await restic(["cat", "config"]);
   } catch (error) {
-    // Only a repository that is not there is made; a wrong password or an unreachable one is the error to show.
-    if (!/Is there a repository|unable to open config file/i.test((error as Error).message)) throw error;
+    if (!isMissingRepository(error)) throw error;
     await restic(["init"]);
   }
 }

@@ -225,6 +225,8 @@ for (const backend of testBackends()) {
       };
       const since = Date.now() - 1000;
       assert.equal((await admin().post(`/api/admin/accounts/${carol.id}/backups`)).status, 202);
+      const second = await admin().post(`/api/admin/accounts/${bob.id}/backups`);
+      assert.equal(second.status, 409, `one run holds the repository at a time: ${JSON.stringify(second.body)}`);
       assert.equal((await backupOutcome(carol, since)).last_error, null);
       const oldId = carol.id;
       assert.equal((await admin().delete(`/api/admin/accounts/${carol.id}`)).status, 200);
