@@ -31,17 +31,28 @@ export const backupRunListSchema = z.object({ snapshots: z.array(backupRunSchema
 const relativePath = z.string().min(1).max(4096);
 const databaseName = z.string().min(1).max(64);
 
+/** `into`: restore the database under another name of the account's (made when it does not exist). */
+const restoreTarget = {
+  database: databaseName.optional(),
+  into: databaseName.optional(),
+  path: relativePath.optional(),
+};
+const intoGoesWithDatabase = (body: { database?: string; into?: string }) => !body.into || Boolean(body.database);
+const intoWithoutDatabase = { message: "goes with database", path: ["into"] };
+
 /** POST /api/admin/accounts/{id}/restore: one database, one path, or (neither) the home and every database. */
 export const restoreBodySchema = z
-  .object({ snapshot: z.string().min(1).max(64), database: databaseName.optional(), path: relativePath.optional() })
+  .object({ snapshot: z.string().min(1).max(64), ...restoreTarget })
   .strict()
-  .refine((body) => !(body.database && body.path), { message: "give database or path, not both", path: ["path"] });
+  .refine((body) => !(body.database && body.path), { message: "give database or path, not both", path: ["path"] })
+  .refine(intoGoesWithDatabase, intoWithoutDatabase);
 
 /** POST /api/client/backups/{snapshot}/restore: a database or a path of the account's own. */
 export const clientRestoreBodySchema = z
-  .object({ database: databaseName.optional(), path: relativePath.optional() })
+  .object(restoreTarget)
   .strict()
-  .refine((body) => Boolean(body.database) !== Boolean(body.path), { message: "give a database or a path", path: ["path"] });
+  .refine((body) => Boolean(body.database) !== Boolean(body.path), { message: "give a database or a path", path: ["path"] })
+  .refine(intoGoesWithDatabase, intoWithoutDatabase);
 
 export const snapshotParams = z.object({ snapshot: z.string().regex(/^[0-9A-Za-z-]{1,40}$/) });
 

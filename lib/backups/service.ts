@@ -2,8 +2,8 @@ import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { Readable } from "node:stream";
-import { asc, eq, inArray, sql } from "drizzle-orm";
+import { Readable, Transform } from "node:stream";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import {
   accountBackups,
@@ -22,6 +22,7 @@ import {
 } from "@/db/schema";
 import { type AccountManager, managedBy } from "@/lib/accounts/manager";
 import { getAccount } from "@/lib/accounts/service";
+import { createDatabase, deleteDatabase, MAX_DATABASE_NAME, prefixedName } from "@/lib/databases/service";
 import { env } from "@/lib/env";
 import { AppError, notFound, validationError } from "@/lib/errors";
 import { homeOf } from "@/lib/hosting/home";
@@ -283,28 +284,67 @@ export async function restoreHomePath(username: string, snapshot: ResticSnapshot
   }
 }
 
-/** Restores one database of the account from a run: its dump streamed from restic into MariaDB. */
-export async function restoreDatabase(db: Queryable, accountId: number, run: string, database: string): Promise<{ message: string }> {
-  const [owned] = await db
-    .select({ name: customerDatabases.databaseName })
-    .from(customerDatabases)
-    .where(sql`${customerDatabases.accountId} = ${accountId} and ${customerDatabases.databaseName} = ${database}`);
-  if (!owned) throw validationError("database", "names no database of this account");
-  const snapshot = await snapshotOf(accountId, run, `db:${database}`);
+/**
+ * Restores one database of the account from a run: its dump streamed from restic into MariaDB,
+ * into the same database or `into` another of the account's (made, within the plan, when it
+ * does not exist; removed again when the load fails).
+ */
+export async function restoreDatabase(
+  db: Database,
+  account: { id: number; username: string },
+  run: string,
+  database: string,
+  into?: string,
+): Promise<{ message: string }> {
+  const owned = async (name: string) =>
+    (await db.select({ id: customerDatabases.id }).from(customerDatabases).where(and(eq(customerDatabases.accountId, account.id), eq(customerDatabases.databaseName, name))))[0];
+  const snapshot = await snapshotOf(account.id, run, `db:${database}`);
   if (!snapshot) throw validationError("database", "is not in this backup");
-  await loadDump(snapshot, database);
-  return { message: `Database ${database} restored from the backup of ${snapshot.time}` };
+  const target = into === undefined ? database : prefixedName(account, into, "into", MAX_DATABASE_NAME);
+  const exists = Boolean(await owned(target));
+  if (!exists && target === database) throw validationError("database", "is no longer a database of this account: restore it into a new name (into)");
+  const made = exists ? null : await createDatabase(db, account, { database_name: target });
+  try {
+    await loadDump(snapshot, database, target);
+  } catch (error) {
+    if (made) await deleteDatabase(db, account.id, made.id).catch(() => undefined);
+    throw error;
+  }
+  return { message: `Database ${database} restored${target === database ? "" : ` into ${target}`} from the backup of ${snapshot.time}` };
 }
 
-/** The dump of `database` in `snapshot` streamed from restic into MariaDB (it recreates the database's tables). */
-export async function loadDump(snapshot: ResticSnapshot, database: string): Promise<void> {
+/**
+ * mariadb-dump's lines that name the dumped database itself (`CREATE DATABASE`, `USE`, `ALTER
+ * DATABASE`): dropped, so the dump loads into whichever database the load names. Other lines
+ * never start so: a row's newlines are escaped in its INSERT.
+ */
+const DATABASE_STATEMENT = /^(\/\*!\d+\s+)?(CREATE DATABASE|USE|ALTER DATABASE)\b/i;
+
+function withoutDatabaseStatements(): Transform {
+  let rest = "";
+  const kept = (lines: string[]) => lines.filter((line) => !DATABASE_STATEMENT.test(line)).map((line) => `${line}\n`).join("");
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const lines = (rest + chunk.toString("utf8")).split("\n");
+      rest = lines.pop()!;
+      done(null, kept(lines));
+    },
+    flush(done) {
+      done(null, rest && !DATABASE_STATEMENT.test(rest) ? rest : "");
+    },
+  });
+}
+
+/** The dump of `database` in `snapshot` streamed from restic into MariaDB's `into` (its tables replaced). */
+export async function loadDump(snapshot: ResticSnapshot, database: string, into: string = database): Promise<void> {
   const connection = mysqlConnection();
   if (!connection) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
   const { stdout, done } = await resticStream(["dump", "--no-lock", snapshot.id, `/${database}.sql`]);
-  const load = spawn("mariadb", [...connection.args, database], { env: connection.env, stdio: ["pipe", "ignore", "pipe"] });
+  const load = spawn("mariadb", [...connection.args, into], { env: connection.env, stdio: ["pipe", "ignore", "pipe"] });
   let stderr = "";
   load.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
-  stdout.pipe(load.stdin);
+  load.stdin.on("error", () => undefined); // mariadb gone: its exit says why
+  stdout.pipe(withoutDatabaseStatements()).pipe(load.stdin);
   const loaded = new Promise<void>((resolve, reject) => {
     load.on("error", (error) => reject(new AppError("VALIDATION", `mariadb could not run: ${error.message}`)));
     load.on("close", (code) => (code === 0 ? resolve() : reject(new AppError("VALIDATION", `The dump of ${database} did not load: ${stderr.trim()}`))));
@@ -395,24 +435,25 @@ export async function requestBackup(db: Database, manager: AccountManager, accou
 }
 
 /**
- * A restore from one run: `database`, `path`, or neither: public_html and every database of the
- * run (the home's other directories are the panel's own, made again by it).
+ * A restore from one run: `database` (into itself, or `into` another name), `path`, or neither:
+ * public_html and every database of the run (the home's other directories are the panel's own,
+ * made again by it).
  */
 export async function restoreFromRun(
-  db: Queryable,
+  db: Database,
   account: { id: number; username: string },
-  input: { snapshot: string; database?: string; path?: string },
+  input: { snapshot: string; database?: string; into?: string; path?: string },
 ): Promise<{ message: string }> {
-  if (input.database) return restoreDatabase(db, account.id, input.snapshot, input.database);
+  if (input.database) return restoreDatabase(db, account, input.snapshot, input.database, input.into);
   if (input.path) return restorePath(account, input.snapshot, input.path);
   const run = (await listRuns(account.id)).find((candidate) => candidate.id === input.snapshot);
   if (!run) throw validationError("snapshot", "names no backup of this account");
   await restorePath(account, run.id, "public_html");
-  for (const database of run.databases) await restoreDatabase(db, account.id, run.id, database);
+  for (const database of run.databases) await restoreDatabase(db, account, run.id, database);
   return { message: `public_html and ${run.databases.length} database(s) restored from the backup of ${run.time}` };
 }
 
-export async function restoreManagedAccount(db: Queryable, manager: AccountManager, accountId: number, input: { snapshot: string; database?: string; path?: string }) {
+export async function restoreManagedAccount(db: Database, manager: AccountManager, accountId: number, input: { snapshot: string; database?: string; into?: string; path?: string }) {
   const account = await getAccount(db, accountId, manager);
   return restoreFromRun(db, account, input);
 }

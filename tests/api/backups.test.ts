@@ -132,6 +132,21 @@ for (const backend of testBackends()) {
       assert.equal(await rows(), 1000);
     });
 
+    test("a database restored into a new name beside the live one (made within the plan), which stays as it is", async () => {
+      await connection.query(`DELETE FROM \`${alice.username}_shop\`.orders WHERE id > 10`);
+      const restored = await as(alice).post(`/api/client/backups/${run}/restore`, { database: `${alice.username}_shop`, into: "shop_copy" });
+      assert.equal(restored.status, 200, JSON.stringify(restored.body));
+      const copy = ((await connection.query(`SELECT COUNT(*) AS n FROM \`${alice.username}_shop_copy\`.orders`)) as [{ n: number }[], unknown])[0][0].n;
+      assert.equal(copy, 1000);
+      assert.equal(await rows(), 10, "the live database untouched");
+      const listed = (await as(alice).get("/api/client/databases")).body.map((d: { database_name: string }) => d.database_name);
+      assert.ok(listed.includes(`${alice.username}_shop_copy`), "the new database is the account's");
+      const refused = await as(alice).post(`/api/client/backups/${run}/restore`, { path: "public_html", into: "x" });
+      assert.ok([400, 422].includes(refused.status), JSON.stringify(refused.body));
+      const copyId = (await as(alice).get("/api/client/databases")).body.find((d: { database_name: string }) => d.database_name === `${alice.username}_shop_copy`).id;
+      assert.equal((await as(alice).delete(`/api/client/databases/${copyId}`)).status, 200);
+    });
+
     test("the whole of public_html and every database from a restore point (neither field)", async () => {
       fs.rmSync(path.join(home(alice.username), "public_html", "images"), { recursive: true });
       fs.writeFileSync(path.join(home(alice.username), "public_html", "index.html"), "defaced\n");
