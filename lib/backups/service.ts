@@ -302,7 +302,7 @@ export async function restoreDatabase(
   if (!snapshot) throw validationError("database", "is not in this backup");
   const target = into === undefined ? database : prefixedName(account, into, "into", MAX_DATABASE_NAME);
   const exists = Boolean(await owned(target));
-  if (!exists && target === database) throw validationError("database", "is no longer a database of this account: restore it into a new name (into)");
+  if (!exists && into === undefined) throw validationError("database", "is no longer a database of this account: name the database to make for it (into)");
   const made = exists ? null : await createDatabase(db, account, { database_name: target });
   try {
     await loadDump(snapshot, database, target);
