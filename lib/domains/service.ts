@@ -217,6 +217,7 @@ export async function createDomain(
   if (input.domain_path !== undefined && !DOMAIN_PATH.test(input.domain_path)) {
     throw validationError("domain_path", "must be a relative path inside the home directory (no .. or leading /)");
   }
+  if (input.domain_path?.split("/")[0] === "logs") throw validationError("domain_path", "cannot be in logs/, which holds the account's logs: choose another folder");
   const domainId = await db.transaction(async (tx) => {
     const { plan } = await lockAccount(tx, accountId);
     const [{ total }] = await tx.select({ total: count() }).from(domains).where(eq(domains.accountId, accountId));

@@ -12,6 +12,24 @@ export const webHostingEnabled = () => env().webServer !== null;
 export const homesEnabled = () => webHostingEnabled() || env().systemUsers;
 
 export const homeOf = (username: string) => path.join(env().homeRoot, username);
+/**
+ * Where an account's web logs are (README "Logs"): the home's logs/ (root's, the account reads
+ * it, cannot change it) when the panel serves the sites; ACCESS_LOG_DIR/<username> when another
+ * web server writes them. As a trusted directory and the path below it, to open without links.
+ */
+export function accountLogLocation(username: string): { trusted: string; below: string } {
+  return webHostingEnabled() ? { trusted: env().homeRoot, below: path.join(username, "logs") } : { trusted: env().accessLogDir, below: username };
+}
+export const accountLogDir = (username: string) => {
+  const { trusted, below } = accountLogLocation(username);
+  return path.join(trusted, below);
+};
+/** A domain's logs in it: `<domain>.log` (access, combined format) and `<domain>.error_log` (nginx's errors). */
+export const accessLogName = (domain: string) => `${domain}.log`;
+export const errorLogName = (domain: string) => `${domain}.error_log`;
+/** An access log of one of the account's domains (a domain's name has a dot: php-error.log and cron.log are not). */
+export const isAccessLogName = (name: string) => /^[a-z0-9-]+(\.[a-z0-9-]+)+\.log$/.test(name);
+
 /** The Linux user owning an account's files and PHP: its own, or the panel's/web server's without SYSTEM_USERS. */
 export const fileOwner = (username: string) => (env().systemUsers ? username : null);
 

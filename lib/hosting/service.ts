@@ -17,18 +17,18 @@ import {
 import { removeAccountLogs } from "@/lib/provisioning/goaccess";
 import { LinkInHomeError, pathComponents } from "@/lib/provisioning/home-files";
 import { applySites, renderSite, type Site, type SiteChange, siteSettings, writtenSiteDomains } from "@/lib/provisioning/nginx";
+import { writeLogrotateRules } from "@/lib/provisioning/logrotate";
 import { eachLimited } from "@/lib/provisioning/system";
 import { assertPhpInstalled, type Pool, poolSocketPath, reloadPhp, removePool, waitForPools, writePool } from "@/lib/provisioning/php-fpm";
 import { phpSettingsOf } from "@/lib/php-settings/rows";
 import { applyLoginAccess } from "@/lib/ssh/service";
-import { fileOwner, homeOf, homesEnabled, prepareHome, webHostingEnabled } from "./home";
+import { accessLogName, accountLogDir, errorLogName, fileOwner, homeOf, homesEnabled, prepareHome, webHostingEnabled } from "./home";
 
 // Web hosting (DESIGN.md "Web hosting"): what the database says each account's sites, PHP
 // pools, home and Linux user must be, handed to the provisioning modules. Every function that
 // writes reads its rows through the caller's transaction and holds the account's row lock
 // (the caller's), so two changes of one account never write from different snapshots.
 
-const accessLogDir = (username: string) => path.join(env().accessLogDir, username);
 const poolUser = (username: string) => (env().systemUsers ? username : env().webServerGroup);
 
 /** A certificate the ACME job wrote for the domain (CERTS_DIR/<domain>/fullchain.pem + privkey.pem), if any. */
@@ -102,7 +102,8 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
       username: row.username,
       serverNames: siteNames(row.domain, row.type, parked.get(row.id) ?? []),
       documentRoot: path.join(home, row.path ?? "public_html"),
-      accessLog: path.join(accessLogDir(row.username), `${row.domain}.log`),
+      accessLog: path.join(accountLogDir(row.username), accessLogName(row.domain)),
+      errorLog: path.join(accountLogDir(row.username), errorLogName(row.domain)),
       profile: row.profile,
       phpSocket: version ? poolSocketPath(row.username, version) : null,
       proxyPort: row.proxyPort,
@@ -119,7 +120,7 @@ const render = (sites: Site[]): SiteChange[] => {
   return sites.map((site) => ({ domain: site.domain, contents: renderSite(site, settings) }));
 };
 
-const logDirs = (usernames: Iterable<string>) => [...usernames].map(accessLogDir);
+const logDirs = (usernames: Iterable<string>) => [...usernames].map(accountLogDir);
 
 /** Writes the pools wanted (before the sites that use their sockets), reloading what changed. */
 async function writePools(wanted: Pool[]): Promise<void> {
@@ -296,7 +297,10 @@ export async function syncAllSites(db: Queryable, whileTesting: () => Promise<vo
   let alongside: Promise<void> | null = null;
   const startAlongside = () => void (alongside ??= whileTesting());
   try {
-    if (webHostingEnabled()) await writeAllSites(db, startAlongside);
+    if (webHostingEnabled()) {
+      await writeAllSites(db, startAlongside);
+      await writeLogrotateRules();
+    }
   } finally {
     startAlongside();
     await alongside;

@@ -4,10 +4,12 @@ import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { LinkInHomeError, listDirectory, openDirectoryIn, openFileIn, openTrustedDirectory, removeTreeIn } from "./home-files";
+import { accessLogName, accountLogLocation, isAccessLogName } from "@/lib/hosting/home";
+import { LinkInHomeError, listDirectory, openDirectoryPath, openFileIn, openTrustedDirectory, removeTreeIn } from "./home-files";
 
-// Visitor statistics with GoAccess over the web server's access logs,
-// ACCESS_LOG_DIR/<username>/<domain>.log in combined log format. GoAccess runs as a child
+// Visitor statistics with GoAccess over the web server's access logs, <domain>.log in combined
+// log format in the account's log directory (the home's logs/, or ACCESS_LOG_DIR/<username>
+// when another web server writes them: lib/hosting/home.ts accountLogLocation). GoAccess runs as a child
 // process (a 200,000-line log takes seconds and ~100 MB: never on the event loop), and its JSON
 // report is returned as GoAccess makes it.
 //   - one domain: generated on request;
@@ -15,8 +17,7 @@ import { LinkInHomeError, listDirectory, openDirectoryIn, openFileIn, openTruste
 //     lib/hosting/jobs.ts) into DATA_DIR/visitor-stats/<username>.json, and generated on
 //     demand the first time it is asked for before the job has run.
 // Logs are opened as ./home-files.ts says (a log or the account's log directory that is a link
-// → 422, never followed) and GoAccess reads the opened descriptors (/dev/fd/3…), not paths: the
-// logs are to move into the home's logs/, where the customer can put links.
+// → 422, never followed) and GoAccess reads the opened descriptors (/dev/fd/3…), not paths.
 
 export const VISITOR_STATS_PERIOD_MS = 15 * 60 * 1000;
 const TIMEOUT_MS = 120_000;
@@ -91,12 +92,13 @@ async function exists(file: string) {
 
 /** The account's log directory, opened without following a link; missing → null. */
 async function openAccountLogDir(username: string): Promise<FileHandle | null> {
-  const logRoot = await openTrustedDirectory(env().accessLogDir);
-  if (!logRoot) return null;
+  const { trusted, below } = accountLogLocation(username);
+  const root = await openTrustedDirectory(trusted);
+  if (!root) return null;
   try {
-    return await openDirectoryIn(logRoot, username, "the log directory");
+    return await openDirectoryPath(root, below);
   } finally {
-    await logRoot.close();
+    await root.close();
   }
 }
 
@@ -112,7 +114,7 @@ async function closeAll(handles: FileHandle[]) {
 /** The report of one domain's log; no log → 404; a log that is a link → 422 naming `domain`. */
 export async function domainReport(username: string, domain: string, binary?: string) {
   const dir = await openAccountLogDir(username).catch(rethrowFor("domain"));
-  const log = dir ? await openFileIn(dir, `${domain}.log`).catch(rethrowFor("domain")).finally(() => dir.close()) : null;
+  const log = dir ? await openFileIn(dir, accessLogName(domain)).catch(rethrowFor("domain")).finally(() => dir.close()) : null;
   if (!log) throw new AppError("NOT_FOUND", `No access log for ${domain}`);
   try {
     return parseReport(await runGoaccess([log], binary));
@@ -121,13 +123,13 @@ export async function domainReport(username: string, domain: string, binary?: st
   }
 }
 
-/** Every *.log of the account, opened (the caller closes them); any of them a link → 422. */
+/** Every access log of the account, opened (the caller closes them); any of them a link → 422. */
 async function openAccountLogs(username: string): Promise<FileHandle[]> {
   const dir = await openAccountLogDir(username);
   if (!dir) return [];
   const logs: FileHandle[] = [];
   try {
-    const names = (await listDirectory(dir)).filter((name) => name.endsWith(".log")).sort();
+    const names = (await listDirectory(dir)).filter(isAccessLogName).sort();
     for (const name of names) {
       const log = await openFileIn(dir, name);
       if (log) logs.push(log);
@@ -169,7 +171,10 @@ export async function combinedReport(username: string, binary?: string) {
   return parseReport(await fs.readFile(file, "utf8"));
 }
 
-/** Terminate: the account's access logs (ACCESS_LOG_DIR/<username>, never through a link) and its combined report. */
+/**
+ * Terminate: the account's logs in ACCESS_LOG_DIR/<username> (another web server's, or an older
+ * version's; never through a link) and its combined report. Those in the home go with the home.
+ */
 export async function removeAccountLogs(username: string): Promise<void> {
   const logRoot = await openTrustedDirectory(env().accessLogDir);
   if (logRoot) {

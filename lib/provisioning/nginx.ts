@@ -18,12 +18,14 @@ export interface TlsCertificate {
 export interface Site {
   /** The domain the file is named after (never a parked domain: those are extra names). */
   domain: string;
-  /** The account's username: the document root lies in HOME_ROOT/<username>, the access log in ACCESS_LOG_DIR/<username>. */
+  /** The account's username: the document root lies in HOME_ROOT/<username>, the logs in its logs/. */
   username: string;
   /** server_name: the domain, `www.` for type `domain`, the names parked on it. */
   serverNames: string[];
   documentRoot: string;
+  /** The domain's access log (combined format) and nginx's error log, in HOME_ROOT/<username>/logs/. */
   accessLog: string;
+  errorLog: string;
   /** How requests are answered: PHP with a front controller (static files when phpSocket is null), static files only, or a proxy. */
   profile: "php" | "static" | "proxy";
   /** The account's PHP-FPM pool socket for the domain's version; null when PHP is off or the profile is not `php`. */
@@ -36,10 +38,9 @@ export interface Site {
   tls: TlsCertificate | null;
 }
 
-/** The directories a site's paths must lie in (HOME_ROOT, ACCESS_LOG_DIR, PHP_FPM_SOCKET_DIR, CERTS_DIR). */
+/** The directories a site's paths must lie in (HOME_ROOT, PHP_FPM_SOCKET_DIR, CERTS_DIR). */
 export interface SiteRoots {
   homes: string;
-  accessLogs: string;
   phpSockets: string;
   certificates: string;
 }
@@ -65,8 +66,12 @@ function checkedSite(site: Site, settings: SiteSettings): Site {
     refuseRenderedValue(RENDERER, "server names", site.serverNames, "there must be at least one");
   }
   for (const name of site.serverNames) checkedHostName(RENDERER, "server name", name);
-  checkedPathInside(RENDERER, "document root", site.documentRoot, path.posix.join(checkedAbsolutePath(RENDERER, "home root", roots.homes), username));
-  checkedPathInside(RENDERER, "access log", site.accessLog, path.posix.join(checkedAbsolutePath(RENDERER, "access log root", roots.accessLogs), username));
+  const home = path.posix.join(checkedAbsolutePath(RENDERER, "home root", roots.homes), username);
+  checkedPathInside(RENDERER, "document root", site.documentRoot, home);
+  const logs = path.posix.join(home, "logs");
+  if (site.documentRoot === logs || site.documentRoot.startsWith(`${logs}/`)) refuseRenderedValue(RENDERER, "document root", site.documentRoot, "the home's logs/ is never served");
+  checkedPathInside(RENDERER, "access log", site.accessLog, logs);
+  checkedPathInside(RENDERER, "error log", site.errorLog, logs);
   if (site.phpSocket !== null) checkedPathInside(RENDERER, "PHP-FPM socket", site.phpSocket, roots.phpSockets);
   if (!["php", "static", "proxy"].includes(site.profile)) refuseRenderedValue(RENDERER, "site profile", site.profile, "php, static or proxy");
   if (site.profile === "proxy") checkedPort(RENDERER, "proxy port", site.proxyPort);
@@ -180,6 +185,7 @@ export function renderSite(unchecked: Site, settings: SiteSettings): string {
   const common = [
     `    server_name ${names};`,
     `    access_log ${site.accessLog} combined;`,
+    `    error_log ${site.errorLog};`,
     `    client_max_body_size ${site.maxBodyMb}m;`,
   ];
   const lines = [`# ${site.domain}: written by the hosting panel; edit through the panel.`, "server {"];
@@ -201,7 +207,7 @@ export function siteSettings(): SiteSettings {
     httpPort: config.webHttpPort,
     httpsPort: config.webHttpsPort,
     acmeChallengeDir: config.acmeChallengeDir,
-    roots: { homes: config.homeRoot, accessLogs: config.accessLogDir, phpSockets: config.phpFpmSocketDir, certificates: config.certsDir },
+    roots: { homes: config.homeRoot, phpSockets: config.phpFpmSocketDir, certificates: config.certsDir },
   };
 }
 
@@ -243,7 +249,8 @@ async function applyBatch(changes: SiteChange[], logDirs: string[], onTestStart:
     if (before !== change.contents) previous.set(file, before);
   }
   if (previous.size === 0) return 0;
-  // nginx opens every access log when it loads: their directories must exist first.
+  // nginx opens every log when it loads: their directories (the homes' logs/, root's, made
+  // with the home) must exist first; one lost with its home is made again for the test.
   await eachLimited([...new Set(logDirs)], PARALLEL_FILES, async (dir) => void (await fs.mkdir(dir, { recursive: true })));
   try {
     const changed = changes.filter((change) => previous.has(siteFilePath(change.domain)));

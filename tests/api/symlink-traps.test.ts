@@ -184,20 +184,27 @@ for (const backend of testBackends()) {
 
     test("visitor stats over a log replaced by a link → 422 (errors.domain), the decoy neither read nor changed", async () => {
       const decoy = makeDecoy();
-      // Today the logs live outside the home; the account's log directory is given to its user
-      // here as it will be once logs move into the home's logs/.
-      const logDir = path.join(hostingEnv.ACCESS_LOG_DIR, username);
-      fs.mkdirSync(logDir, { recursive: true });
-      fs.chownSync(logDir, Number(execFileSync("id", ["-u", username], { encoding: "utf8" })), 0);
-      asUser(username, "ln", "-sfn", decoy.log, path.join(logDir, `${domain}.log`));
-      const one = await client().get(`/api/client/account/visitor-stats?domain=${domain}`);
-      assert.equal(one.status, 422, JSON.stringify(one.body));
-      assert.ok(one.body.errors?.domain, JSON.stringify(one.body));
-      const combined = await client().get("/api/client/account/visitor-stats");
-      assert.equal(combined.status, 422, JSON.stringify(combined.body));
-      assert.doesNotMatch(JSON.stringify(combined.body), /secret/);
-      decoy.assertUntouched();
-      asUser(username, "rm", path.join(logDir, `${domain}.log`));
+      // The customer cannot plant a link among the logs: logs/ is root's, like the home.
+      const logDir = path.join(home, "logs");
+      const log = path.join(logDir, `${domain}.log`);
+      assert.throws(() => asUser(username, "ln", "-sfn", decoy.log, log), "logs/ is not the customer's to change");
+      assert.throws(() => asUser(username, "rm", "-f", path.join(logDir, "php-error.log")));
+      // A link there anyway (a home from an older version, a hand-made one) is still never followed.
+      const saved = `${log}.saved`;
+      if (fs.existsSync(log)) fs.renameSync(log, saved);
+      fs.symlinkSync(decoy.log, log);
+      try {
+        const one = await client().get(`/api/client/account/visitor-stats?domain=${domain}`);
+        assert.equal(one.status, 422, JSON.stringify(one.body));
+        assert.ok(one.body.errors?.domain, JSON.stringify(one.body));
+        const combined = await client().get("/api/client/account/visitor-stats");
+        assert.equal(combined.status, 422, JSON.stringify(combined.body));
+        assert.doesNotMatch(JSON.stringify(combined.body), /secret/);
+        decoy.assertUntouched();
+      } finally {
+        fs.rmSync(log);
+        if (fs.existsSync(saved)) fs.renameSync(saved, log);
+      }
     });
 
     test("terminate with links inside the home removes the home and only the home", async () => {

@@ -131,18 +131,42 @@ for (const backend of testBackends()) {
       assert.match(answer.text, new RegExp(`as ${username}$`, "m"), "the site it is parked on");
     });
 
-    test("nginx's access log gains the visit and visitor-stats reports it (GoAccess)", async () => {
-      const log = path.join(hostingEnv.ACCESS_LOG_DIR, username, `${domain}.log`);
+    test("the site's access and error logs are in the home's logs/ (the account reads them, cannot change them), visitor-stats reports them, logrotate rotates them", async () => {
+      const log = path.join(home(), "logs", `${domain}.log`);
+      const errorLog = path.join(home(), "logs", `${domain}.error_log`);
       const marker = `/?visit=${randomBytes(4).toString("hex")}`;
-      const logged = () => fs.existsSync(log) && fs.readFileSync(log, "utf8").includes(`"GET ${marker} HTTP/1.1" 200 `);
+      const logged = (file = log) => fs.existsSync(file) && fs.readFileSync(file, "utf8").includes(`"GET ${marker} HTTP/1.1" 200 `);
+      const waitFor = async (done: () => boolean) => {
+        // nginx logs a request after answering it.
+        for (let attempt = 0; attempt < 40 && !done(); attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
+        return done();
+      };
       assert.equal(logged(), false);
       assert.equal((await visit(domain, marker)).status, 200);
-      // nginx logs a request after answering it.
-      for (let attempt = 0; attempt < 20 && !logged(); attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.ok(logged(), "the visit is in the access log, in combined format");
+      assert.ok(await waitFor(() => logged()), "the visit is in the access log, in combined format");
+      // A file the web server may not read (the customer's 0600): nginx answers 403 and says why in the error log.
+      const asAccount = (...command: string[]) => execFileSync("runuser", ["-u", username, "--", ...command], { encoding: "utf8", stdio: "pipe" });
+      const privateFile = `private-${randomBytes(4).toString("hex")}.txt`;
+      asAccount("sh", "-c", `umask 077 && echo private > ${path.join(home(), "public_html", privateFile)}`);
+      assert.equal((await visit(domain, `/${privateFile}`)).status, 403);
+      assert.ok(await waitFor(() => fs.existsSync(errorLog) && fs.readFileSync(errorLog, "utf8").includes(privateFile)), "nginx's error is in the site's error log");
+      assert.match(asAccount("cat", log), new RegExp(marker.replace("?", "\\?")), "the account reads its log");
+      assert.throws(() => asAccount("sh", "-c", `echo forged >> ${log}`), "but cannot write it");
+      assert.throws(() => asAccount("rm", "-f", log), "nor remove it");
       const stats = await client().get(`/api/client/account/visitor-stats?domain=${domain}`);
       assert.equal(stats.status, 200, JSON.stringify(stats.body));
       assert.ok(stats.body.general.total_requests >= 2, `requests: ${stats.body.general.total_requests}`);
+      const servingLogs = await client().post("/api/client/domains", { domain: `logs-${username}.example`, domain_type: "domain", domain_path: "logs" });
+      assert.equal(servingLogs.status, 422, "logs/ is never a document root");
+      assert.ok(servingLogs.body.errors?.domain_path, JSON.stringify(servingLogs.body));
+
+      // Debian's daily logrotate, forced: the rules the panel wrote at start.
+      execFileSync("logrotate", ["-f", "-s", path.join(root, "logrotate.state"), hostingEnv.LOGROTATE_CONFIG_FILE]);
+      assert.ok(logged(`${log}.1`), "yesterday's visits in <domain>.log.1");
+      assert.equal(fs.readFileSync(log, "utf8"), "", "the log starts again");
+      const after = `/?after=${randomBytes(4).toString("hex")}`;
+      assert.equal((await visit(domain, after)).status, 200);
+      assert.ok(await waitFor(() => fs.readFileSync(log, "utf8").startsWith(`127.0.0.1 - - [`) && fs.readFileSync(log, "utf8").includes(after)), "nginx goes on writing into the same file");
     });
 
     test("configure-php to a version the server lacks → 422 naming it, nothing changed", async () => {

@@ -293,7 +293,7 @@ for (const backend of testBackends()) {
       assert.ok(before.body.general.total_requests > 10, "the customer's visits are counted");
       assert.equal((await admin().delete(`/api/admin/accounts/${accountId}`)).status, 200);
       assert.equal(fs.existsSync(home), false);
-      assert.equal(fs.existsSync(path.join(panelEnv.ACCESS_LOG_DIR, username)), false, "no access logs left");
+      assert.equal(fs.existsSync(path.join(panelEnv.ACCESS_LOG_DIR, username)), false, "no access logs left (they were in the home)");
       const again = await admin().post("/api/admin/accounts", { username, domain, plan: "wordpress" });
       assert.equal(again.status, 201, JSON.stringify(again.body));
       accountId = again.body.id;

@@ -125,6 +125,7 @@ export function systemUsersHostingEnv(servers: WebServers, root: string): Record
     SYSTEM_USERS: "1",
     HOME_ROOT: path.join(root, "home"),
     ACCESS_LOG_DIR: path.join(root, "logs"),
+    LOGROTATE_CONFIG_FILE: path.join(root, "logrotate.conf"),
     DISK_USAGE_MAX_AGE_S: "1",
   };
 }

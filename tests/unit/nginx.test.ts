@@ -11,7 +11,7 @@ import { renderPool } from "@/lib/provisioning/php-fpm";
 // The server blocks and pools as rendered (pure functions), and nginx's own verdict on them
 // (`nginx -t` over a configuration that includes them). tests/api/web-hosting.test.ts serves them.
 
-const roots = { homes: "/home", accessLogs: "/var/log/panel", phpSockets: "/run/php", certificates: "/srv/panel/certs" };
+const roots = { homes: "/home", phpSockets: "/run/php", certificates: "/srv/panel/certs" };
 const settings = { httpPort: 8080, httpsPort: 8443, acmeChallengeDir: "/srv/panel/acme-challenge", roots };
 
 const site = (overrides: Partial<Site>): Site => ({
@@ -19,7 +19,8 @@ const site = (overrides: Partial<Site>): Site => ({
   username: "alice",
   serverNames: ["alice.example", "www.alice.example"],
   documentRoot: "/home/alice/public_html",
-  accessLog: "/var/log/panel/alice/alice.example.log",
+  accessLog: "/home/alice/logs/alice.example.log",
+  errorLog: "/home/alice/logs/alice.example.error_log",
   profile: "php",
   phpSocket: null,
   proxyPort: null,
@@ -31,13 +32,14 @@ const site = (overrides: Partial<Site>): Site => ({
 
 const blocks = (text: string) => text.split(/^server \{$/m).slice(1);
 
-test("a domain: its name and www., document root, combined access log, ACME challenge path, no PHP", () => {
+test("a domain: its name and www., document root, combined access log and error log in the home's logs/, ACME challenge path, no PHP", () => {
   const [http, ...more] = blocks(renderSite(site({}), settings));
   assert.equal(more.length, 0, "one server block without a certificate");
   assert.match(http, /^\s+listen 8080;$/m);
   assert.match(http, /^\s+server_name alice\.example www\.alice\.example;$/m);
   assert.match(http, /^\s+root \/home\/alice\/public_html;$/m);
-  assert.match(http, /^\s+access_log \/var\/log\/panel\/alice\/alice\.example\.log combined;$/m);
+  assert.match(http, /^\s+access_log \/home\/alice\/logs\/alice\.example\.log combined;$/m);
+  assert.match(http, /^\s+error_log \/home\/alice\/logs\/alice\.example\.error_log;$/m);
   assert.match(http, /location \^~ \/\.well-known\/acme-challenge\/ \{\s+root \/srv\/panel\/acme-challenge;/);
   assert.match(http, /location ~ \\\.php\(\/\|\$\) \{\s+return 403;/, "PHP source is never sent as text");
   assert.doesNotMatch(http, /fastcgi_pass/);
@@ -153,10 +155,15 @@ test("nginx -t accepts every rendered variant", () => {
       site({ domain: "p.example", serverNames: ["p.example"], profile: "proxy", proxyPort: 3005 }),
       site({ domain: "st.example", serverNames: ["st.example"], profile: "static" }),
       site({ domain: "t.example", serverNames: ["t.example", "www.t.example"], tls: { certificatePath: certs, keyPath: key }, phpSocket: path.join(dir, "php.sock") }),
-    ].map((variant) => ({ ...variant, accessLog: path.join(dir, "alice", `${variant.domain}.log`), documentRoot: path.join(dir, "alice") }));
+    ].map((variant) => ({
+      ...variant,
+      accessLog: path.join(dir, "alice", "logs", `${variant.domain}.log`),
+      errorLog: path.join(dir, "alice", "logs", `${variant.domain}.error_log`),
+      documentRoot: path.join(dir, "alice"),
+    }));
     fs.mkdirSync(path.join(dir, "sites"));
-    fs.mkdirSync(path.join(dir, "alice"));
-    const inDir = { homes: dir, accessLogs: dir, phpSockets: dir, certificates: dir };
+    fs.mkdirSync(path.join(dir, "alice", "logs"), { recursive: true });
+    const inDir = { homes: dir, phpSockets: dir, certificates: dir };
     for (const variant of variants) {
       fs.writeFileSync(path.join(dir, "sites", `${variant.domain}.conf`), renderSite(variant, { ...settings, acmeChallengeDir: dir, roots: inDir }));
     }

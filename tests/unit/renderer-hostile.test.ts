@@ -49,7 +49,7 @@ function assertRefused(render: () => unknown, renderer: string, kind: string, va
 
 // nginx -----------------------------------------------------------------------------------------
 
-const roots = { homes: "/home", accessLogs: "/var/log/panel", phpSockets: "/run/php", certificates: "/srv/panel/certs" };
+const roots = { homes: "/home", phpSockets: "/run/php", certificates: "/srv/panel/certs" };
 const settings: SiteSettings = { httpPort: 8080, httpsPort: 8443, acmeChallengeDir: "/srv/panel/acme-challenge", roots };
 const tls = { certificatePath: "/srv/panel/certs/alice.example/fullchain.pem", keyPath: "/srv/panel/certs/alice.example/privkey.pem" };
 const site: Site = {
@@ -57,7 +57,8 @@ const site: Site = {
   username: "alice",
   serverNames: ["alice.example", "www.alice.example", "alice-parked.example"],
   documentRoot: "/home/alice/public_html/alice.example",
-  accessLog: "/var/log/panel/alice/alice.example.log",
+  accessLog: "/home/alice/logs/alice.example.log",
+  errorLog: "/home/alice/logs/alice.example.error_log",
   profile: "php",
   phpSocket: "/run/php/alice-php8.2.sock",
   proxyPort: null,
@@ -74,12 +75,15 @@ test("normal values render the server blocks byte for byte as before the checks"
     domain: "blog.alice.example",
     serverNames: ["blog.alice.example"],
     documentRoot: "/home/alice/public_html/blog.alice.example",
-    accessLog: "/var/log/panel/alice/blog.alice.example.log",
+    accessLog: "/home/alice/logs/blog.alice.example.log",
+    errorLog: "/home/alice/logs/blog.alice.example.error_log",
     suspended: true,
     tls: { certificatePath: "/srv/panel/certs/blog.alice.example/fullchain.pem", keyPath: "/srv/panel/certs/blog.alice.example/privkey.pem" },
   };
   assert.equal(renderSite(blog, { ...settings, httpPort: 80, httpsPort: 443 }), fixture("site-tls-443-suspended.conf"));
   assert.doesNotThrow(() => renderSite({ ...site, documentRoot: "/home/alice" }, settings), "the home itself may be a document root");
+  assert.throws(() => renderSite({ ...site, documentRoot: "/home/alice/logs" }, settings), /logs\/ is never served/, "the home's logs/ is never served");
+  assert.throws(() => renderSite({ ...site, documentRoot: "/home/alice/logs/x" }, settings), /logs\/ is never served/);
 });
 
 /** Every text field of a site and its settings: how to put a value there, and a normal value. */
@@ -89,12 +93,12 @@ const siteFields: { kind: string; normal: string; with: (value: string) => [Site
   { kind: "server name", normal: "www.alice.example", with: (value) => [{ ...site, serverNames: ["alice.example", value] }, settings] },
   { kind: "document root", normal: site.documentRoot, with: (value) => [{ ...site, documentRoot: value }, settings] },
   { kind: "access log", normal: site.accessLog, with: (value) => [{ ...site, accessLog: value }, settings] },
+  { kind: "error log", normal: site.errorLog, with: (value) => [{ ...site, errorLog: value }, settings] },
   { kind: "PHP-FPM socket", normal: site.phpSocket!, with: (value) => [{ ...site, phpSocket: value }, settings] },
   { kind: "certificate", normal: tls.certificatePath, with: (value) => [{ ...site, tls: { ...tls, certificatePath: value } }, settings] },
   { kind: "certificate key", normal: tls.keyPath, with: (value) => [{ ...site, tls: { ...tls, keyPath: value } }, settings] },
   { kind: "ACME challenge directory", normal: settings.acmeChallengeDir, with: (value) => [site, { ...settings, acmeChallengeDir: value }] },
   { kind: "home root", normal: roots.homes, with: (value) => [site, { ...settings, roots: { ...roots, homes: value } }] },
-  { kind: "access log root", normal: roots.accessLogs, with: (value) => [site, { ...settings, roots: { ...roots, accessLogs: value } }] },
   { kind: "root of the PHP-FPM socket", normal: roots.phpSockets, with: (value) => [site, { ...settings, roots: { ...roots, phpSockets: value } }] },
   { kind: "root of the certificate", normal: roots.certificates, with: (value) => [site, { ...settings, roots: { ...roots, certificates: value } }] },
 ];
