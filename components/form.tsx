@@ -13,6 +13,7 @@ import {
   useEffect,
   useRef,
   useState,
+  useTransition,
 } from "react";
 import {
   type DefaultValues,
@@ -85,6 +86,31 @@ export function useAdminForm<Schema extends z.ZodType<unknown, FieldValues>, Sav
     router.refresh();
   });
   return { form, message, onSubmit };
+}
+
+/**
+ * The account-page panels' buttons and small forms, which call a server action directly: `run`
+ * calls it in a transition; a refusal is kept in `state` (field errors through `fieldError`), a
+ * success clears it and calls `then` with what the action sent back. Either way the page's data
+ * is read again (router.refresh).
+ */
+export function useAdminAction() {
+  const router = useRouter();
+  const [pending, startTransition] = useTransition();
+  const [state, setState] = useState<FormState>(null);
+  const fieldError = (field: string) => state?.fieldErrors?.[field]?.[0];
+  const run = <Saved,>(action: () => Promise<FormState | { saved: Saved }>, then?: (saved: Saved | undefined) => void) =>
+    startTransition(async () => {
+      const result = await action();
+      if (result && !("saved" in result)) {
+        setState(result);
+      } else {
+        setState(null);
+        then?.(result?.saved);
+      }
+      router.refresh();
+    });
+  return { pending, state, fieldError, run };
 }
 
 /**

@@ -1,13 +1,11 @@
-import type { z } from "zod";
-import type { backupStatusSchema } from "@/lib/backups/schemas";
-
-type Status = z.infer<typeof backupStatusSchema>["accounts"][number];
+import type { AccountBackupStatus } from "@/lib/backups/schemas";
+import { shortTime } from "./backups/format";
 
 /** A night is missed when the last success is older than this (a day and a half: one run a day). */
 const MISSED_AFTER_MS = 36 * 3600_000;
 
 /** The dashboard's backup card: every account whose last run failed or whose last good backup is too old, by name. */
-export function BackupAlerts({ accounts, scheduled }: { accounts: Status[]; scheduled: boolean }) {
+export function BackupAlerts({ accounts, scheduled }: { accounts: AccountBackupStatus[]; scheduled: boolean }) {
   const now = Date.now();
   const failed = accounts.filter((account) => account.last_error !== null);
   const missed = accounts.filter(
@@ -31,7 +29,7 @@ export function BackupAlerts({ accounts, scheduled }: { accounts: Status[]; sche
           {missed.map((account) => (
             <li key={account.account_id}>
               <span className="badge">No recent backup</span> {account.username}
-              {account.last_success_at ? ` (last ${account.last_success_at.slice(0, 16).replace("T", " ")})` : " (never)"}
+              {account.last_success_at ? ` (last ${shortTime(account.last_success_at)})` : " (never)"}
             </li>
           ))}
         </ul>

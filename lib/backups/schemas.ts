@@ -19,6 +19,9 @@ export const backupStatusSchema = z.object({
   ),
 });
 
+/** One account's line of the backup status. */
+export type AccountBackupStatus = z.infer<typeof backupStatusSchema>["accounts"][number];
+
 export const backupRunSchema = z.object({
   id: z.string(),
   time: z.string(),

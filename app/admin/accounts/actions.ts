@@ -9,11 +9,11 @@ import {
   type CreateAccountInput,
 } from "@/lib/accounts/schemas";
 import { createAccount, getAccount, updateAccountAdminFields } from "@/lib/accounts/service";
+import { checkUsernameConfirmation } from "@/lib/admin-session/confirm";
 import { runAdminFormAction } from "@/lib/admin-session/form-action";
 import { requireAdminSession } from "@/lib/admin-session/session";
 import { requestAutoSslCheck } from "@/lib/autossl/job";
 import { requestRenewal } from "@/lib/autossl/service";
-import { validationError } from "@/lib/errors";
 import { idField } from "@/lib/http/operation";
 import { deleteCronJob } from "@/lib/cron/service";
 import { updatePhpSettingsSchema } from "@/lib/php-settings/schemas";
@@ -48,9 +48,7 @@ export async function unsuspendAccountAction(id: number) {
 export async function terminateAccountAction(id: number, confirmation: string) {
   return runAdminFormAction("/admin/accounts", async (db, actor) => {
     const account = await getAccount(db, idField.parse(id));
-    if (confirmation.trim().toLowerCase() !== account.username) {
-      throw validationError("confirmation", `must be the account's username, ${account.username}`);
-    }
+    checkUsernameConfirmation(confirmation, account.username);
     return terminateAccount(db, ADMIN, account.id, actor);
   });
 }

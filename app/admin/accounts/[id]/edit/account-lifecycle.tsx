@@ -1,27 +1,17 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useState, useTransition } from "react";
-import type { FormState } from "@/lib/admin-session/form-state";
+import { useState } from "react";
+import { useAdminAction } from "@/components/form";
 import { suspendAccountAction, terminateAccountAction, unsuspendAccountAction } from "../../actions";
 
 /** Suspend / Unsuspend, and Terminate behind a confirmation that asks for the username. */
 export function AccountLifecycle({ account }: { account: { id: number; username: string; suspended: boolean } }) {
   const router = useRouter();
-  const [pending, startTransition] = useTransition();
-  const [state, setState] = useState<FormState>(null);
+  const { pending, state, fieldError, run } = useAdminAction();
   const [reason, setReason] = useState("");
   const [confirming, setConfirming] = useState(false);
   const [confirmation, setConfirmation] = useState("");
-
-  const run = (action: () => Promise<FormState | { saved: unknown }>, then: () => void) =>
-    startTransition(async () => {
-      const result = await action();
-      if (result && !("saved" in result)) return setState(result);
-      setState(null);
-      then();
-    });
-  const fieldError = (field: string) => state?.fieldErrors?.[field]?.[0];
 
   return (
     <section className="card" aria-label="Suspension and termination">
@@ -33,7 +23,7 @@ export function AccountLifecycle({ account }: { account: { id: number; username:
       )}
       {account.suspended ? (
         <p>
-          <button type="button" disabled={pending} onClick={() => run(() => unsuspendAccountAction(account.id), router.refresh)}>
+          <button type="button" disabled={pending} onClick={() => run(() => unsuspendAccountAction(account.id))}>
             Unsuspend
           </button>{" "}
           <span className="muted">Its API keys work again and its database users can log in.</span>
@@ -46,7 +36,7 @@ export function AccountLifecycle({ account }: { account: { id: number; username:
             <button
               type="button"
               disabled={pending}
-              onClick={() => run(() => suspendAccountAction(account.id, reason), router.refresh)}
+              onClick={() => run(() => suspendAccountAction(account.id, reason))}
             >
               Suspend
             </button>{" "}

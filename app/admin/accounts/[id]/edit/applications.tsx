@@ -1,8 +1,7 @@
 "use client";
 
-import { useRouter } from "next/navigation";
-import { useState, useTransition } from "react";
-import type { FormState } from "@/lib/admin-session/form-state";
+import { useState } from "react";
+import { useAdminAction } from "@/components/form";
 import type { CronJobRecord } from "@/lib/cron/schemas";
 import type { PhpSettings } from "@/lib/php-settings/schemas";
 import { deleteCronJobAction, updatePhpSettingsAction } from "../../actions";
@@ -17,17 +16,8 @@ const NUMBER_FIELDS = [
 
 /** The account's PHP settings (within its plan's maxima) and its cron jobs. */
 export function Applications({ accountId, php, cronJobs }: { accountId: number; php: PhpSettings; cronJobs: CronJobRecord[] }) {
-  const router = useRouter();
-  const [pending, startTransition] = useTransition();
-  const [state, setState] = useState<FormState>(null);
+  const { pending, state, fieldError, run } = useAdminAction();
   const [values, setValues] = useState(php);
-  const fieldError = (field: string) => state?.fieldErrors?.[field]?.[0];
-  const run = (action: () => Promise<FormState | { saved: unknown }>) =>
-    startTransition(async () => {
-      const result = await action();
-      setState(result && !("saved" in result) ? result : null);
-      router.refresh();
-    });
 
   return (
     <section className="card" style={{ marginTop: "1.5rem" }} aria-labelledby="applications-heading">

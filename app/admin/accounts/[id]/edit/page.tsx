@@ -4,6 +4,8 @@ import { recordOr404 } from "@/app/admin/record-or-404";
 import { getAccount } from "@/lib/accounts/service";
 import { requireAdminSession } from "@/lib/admin-session/session";
 import { listDomains } from "@/lib/domains/service";
+import { ADMIN } from "@/lib/accounts/manager";
+import { backupStatus, listRuns } from "@/lib/backups/service";
 import { getReseller } from "@/lib/resellers/service";
 import { listSshKeys, sshEnabled } from "@/lib/ssh/service";
 import { listCronJobs } from "@/lib/cron/service";
@@ -11,6 +13,7 @@ import { getPhpSettings } from "@/lib/php-settings/service";
 import { AccountAdminForm } from "../../account-forms";
 import { accountFormOptions } from "../../form-options";
 import { AccountLifecycle } from "./account-lifecycle";
+import { Backups } from "./backups";
 import { Certificates } from "./certificates";
 import { Applications } from "./applications";
 import { SshKeys } from "./ssh-keys";
@@ -21,6 +24,12 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
   const { db } = await requireAdminSession();
   const account = await recordOr404((await params).id, (id) => getAccount(db, id));
   const reseller = account.reseller_id === null ? null : await getReseller(db, account.reseller_id);
+  // restic answers for the restore points: a repository it cannot read is said in the panel, the page still shows.
+  const restorePoints = await listRuns(account.id).then(
+    (runs) => ({ runs, error: null }),
+    (error: Error) => ({ runs: [], error: error.message }),
+  );
+  const backup = (await backupStatus(db, ADMIN)).accounts.find((row) => row.account_id === account.id) ?? null;
   return (
     <>
       <Breadcrumbs trail={[{ label: "Hosting" }, { label: "Hosting accounts", href: "/admin/accounts" }, { label: account.username }]} />
@@ -62,6 +71,7 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
       />
       <Applications accountId={account.id} php={await getPhpSettings(db, account.id)} cronJobs={await listCronJobs(db, account.id)} />
       <Certificates accountId={account.id} autoSsl={account.is_auto_ssl_enabled} domains={await listDomains(db, account.id)} />
+      <Backups account={{ id: account.id, username: account.username }} status={backup} runs={restorePoints.runs} runsError={restorePoints.error} />
       <AccountLifecycle account={{ id: account.id, username: account.username, suspended: account.is_suspended }} />
     </>
   );

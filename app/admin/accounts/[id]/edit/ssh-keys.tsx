@@ -1,8 +1,7 @@
 "use client";
 
-import { useRouter } from "next/navigation";
-import { useState, useTransition } from "react";
-import type { FormState } from "@/lib/admin-session/form-state";
+import { useState } from "react";
+import { useAdminAction } from "@/components/form";
 import type { SshKeyRecord } from "@/lib/ssh/schemas";
 import { addSshKeyAction, deleteSshKeyAction } from "../../actions";
 
@@ -16,21 +15,9 @@ export function SshKeys({
   keys: SshKeyRecord[];
   connection: { host: string; port: number; shell: boolean; managed: boolean };
 }) {
-  const router = useRouter();
-  const [pending, startTransition] = useTransition();
-  const [state, setState] = useState<FormState>(null);
+  const { pending, state, fieldError, run } = useAdminAction();
   const [name, setName] = useState("");
   const [publicKey, setPublicKey] = useState("");
-
-  const run = (action: () => Promise<FormState | { saved: unknown }>, then: () => void) =>
-    startTransition(async () => {
-      const result = await action();
-      if (result && !("saved" in result)) return setState(result);
-      setState(null);
-      then();
-      router.refresh();
-    });
-  const fieldError = (field: string) => state?.fieldErrors?.[field]?.[0];
   const port = connection.port === 22 ? "" : ` -P ${connection.port}`;
 
   return (
@@ -85,7 +72,7 @@ export function SshKeys({
                     type="button"
                     disabled={pending}
                     aria-label={`Remove the SSH key ${key.name}`}
-                    onClick={() => run(() => deleteSshKeyAction(account.id, key.id), () => undefined)}
+                    onClick={() => run(() => deleteSshKeyAction(account.id, key.id))}
                   >
                     Remove
                   </button>

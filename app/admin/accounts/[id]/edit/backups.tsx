@@ -1,0 +1,241 @@
+"use client";
+
+import { useState } from "react";
+import { useAdminAction } from "@/components/form";
+import { backupNowAction, restoreFromRunAction } from "@/app/admin/backups/actions";
+import { shortTime } from "@/app/admin/backups/format";
+import type { AccountBackupStatus } from "@/lib/backups/schemas";
+import type { BackupRun } from "@/lib/backups/service";
+
+/** The account's backups: its status line, "Back up now", and its restore points, each restorable behind a confirmation. */
+export function Backups({
+  account,
+  status,
+  runs,
+  runsError,
+}: {
+  account: { id: number; username: string };
+  status: AccountBackupStatus | null;
+  runs: BackupRun[];
+  /** Why the restore points could not be read (restic's error), if they could not. */
+  runsError: string | null;
+}) {
+  const { pending, state, run } = useAdminAction();
+  const [message, setMessage] = useState<string | null>(null);
+  const [restoring, setRestoring] = useState<BackupRun | null>(null);
+
+  return (
+    <section className="card" style={{ marginTop: "1.5rem" }} aria-labelledby="account-backups-heading">
+      <h2 id="account-backups-heading">Backups</h2>
+      <p data-testid="backup-status">
+        Last success: {status?.last_success_at ? shortTime(status.last_success_at) : "never"}
+        {status?.last_failure_at && (
+          <>
+            {" "}
+            · Last failure: {shortTime(status.last_failure_at)}
+            {status.last_error && <span className="error"> — {status.last_error}</span>}
+          </>
+        )}
+      </p>
+      <p>
+        <button
+          type="button"
+          disabled={pending}
+          onClick={() => {
+            setMessage(null);
+            run(() => backupNowAction(account.id), (started) => setMessage(started ?? null));
+          }}
+        >
+          Back up now
+        </button>{" "}
+        <span className="muted">It runs in the background: reload the page to see its restore point and outcome.</span>
+      </p>
+      {message && <p role="status">{message}</p>}
+      {state?.error && (
+        <p className="alert" role="alert">
+          {state.error}
+        </p>
+      )}
+      {runsError && (
+        <p className="alert" role="alert">
+          The restore points could not be read: {runsError}
+        </p>
+      )}
+      <h3>Restore points</h3>
+      <div className="table-scroll">
+        <table className="data" aria-label="Restore points">
+          <thead>
+            <tr>
+              <th>Time</th>
+              <th>Databases</th>
+              <th aria-label="Actions" />
+            </tr>
+          </thead>
+          <tbody>
+            {runs.length === 0 && (
+              <tr>
+                <td colSpan={3} className="muted">
+                  No restore points yet.
+                </td>
+              </tr>
+            )}
+            {runs.map((restorePoint) => (
+              <tr key={restorePoint.id}>
+                <td>{shortTime(restorePoint.time)}</td>
+                <td>{restorePoint.databases.length ? restorePoint.databases.join(", ") : <span className="muted">none</span>}</td>
+                <td>
+                  <button
+                    type="button"
+                    aria-label={`Restore from ${shortTime(restorePoint.time)}`}
+                    onClick={() => {
+                      setMessage(null);
+                      setRestoring(restorePoint);
+                    }}
+                  >
+                    Restore…
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {restoring && (
+        <RestoreForm
+          key={restoring.id}
+          account={account}
+          restorePoint={restoring}
+          onDone={(restored) => {
+            setRestoring(null);
+            setMessage(restored);
+          }}
+          onCancel={() => setRestoring(null)}
+        />
+      )}
+    </section>
+  );
+}
+
+type RestoreChoice = "everything" | "database" | "path";
+
+/** The confirmation of a restore: what to restore from the restore point, and the username typed to confirm. */
+function RestoreForm({
+  account,
+  restorePoint,
+  onDone,
+  onCancel,
+}: {
+  account: { id: number; username: string };
+  restorePoint: BackupRun;
+  onDone: (message: string) => void;
+  onCancel: () => void;
+}) {
+  const { pending, state, fieldError, run } = useAdminAction();
+  const [choice, setChoice] = useState<RestoreChoice>("everything");
+  const [database, setDatabase] = useState(restorePoint.databases[0] ?? "");
+  const [relativePath, setRelativePath] = useState("");
+  const [confirmation, setConfirmation] = useState("");
+  const errorAtField = ["confirmation", "database", "path"].some((field) => fieldError(field));
+  const replaced = {
+    everything: restorePoint.databases.length ? `public_html and the databases ${restorePoint.databases.join(", ")}` : "public_html",
+    database: `the database ${database || "chosen"}`,
+    path: `${relativePath || "the path"} in the home`,
+  }[choice];
+
+  return (
+    <form
+      className="notice"
+      aria-label="Restore from a backup"
+      onSubmit={(event) => {
+        event.preventDefault();
+        const input = {
+          snapshot: restorePoint.id,
+          ...(choice === "database" ? { database } : {}),
+          ...(choice === "path" ? { path: relativePath } : {}),
+        };
+        run(() => restoreFromRunAction(account.id, input, confirmation), (restored) => onDone(restored ?? "Restored."));
+      }}
+    >
+      <h3>Restore from the backup of {shortTime(restorePoint.time)}</h3>
+      {state?.error && !errorAtField && (
+        <p className="alert" role="alert">
+          {state.error}
+        </p>
+      )}
+      <fieldset>
+        <legend>What to restore</legend>
+        <label className="check">
+          <input type="radio" name="restore-choice" checked={choice === "everything"} onChange={() => setChoice("everything")} /> Everything:
+          public_html and every database of the backup
+        </label>
+        <label className="check">
+          <input
+            type="radio"
+            name="restore-choice"
+            checked={choice === "database"}
+            disabled={restorePoint.databases.length === 0}
+            onChange={() => setChoice("database")}
+          />{" "}
+          One database
+        </label>
+        <label className="check">
+          <input type="radio" name="restore-choice" checked={choice === "path"} onChange={() => setChoice("path")} /> One file or folder
+        </label>
+      </fieldset>
+      {choice === "database" && (
+        <div className="field">
+          <label htmlFor="restore-database">Database</label>
+          <select
+            id="restore-database"
+            value={database}
+            aria-invalid={fieldError("database") ? true : undefined}
+            onChange={(event) => setDatabase(event.target.value)}
+          >
+            {restorePoint.databases.map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+          {fieldError("database") && <div className="error">{fieldError("database")}</div>}
+        </div>
+      )}
+      {choice === "path" && (
+        <div className="field">
+          <label htmlFor="restore-path">Path, relative to the home</label>
+          <input
+            id="restore-path"
+            type="text"
+            placeholder="public_html/index.php"
+            value={relativePath}
+            aria-invalid={fieldError("path") ? true : undefined}
+            onChange={(event) => setRelativePath(event.target.value)}
+          />
+          {fieldError("path") && <div className="error">{fieldError("path")}</div>}
+        </div>
+      )}
+      <p>
+        <strong>{replaced}</strong> of {account.username} will be replaced by the backup&apos;s copy: what is there now is overwritten
+        and changes made since {shortTime(restorePoint.time)} are lost.
+      </p>
+      <div className="field">
+        <label htmlFor="restore-confirmation">Type the username to confirm</label>
+        <input
+          id="restore-confirmation"
+          type="text"
+          autoComplete="off"
+          value={confirmation}
+          aria-invalid={fieldError("confirmation") ? true : undefined}
+          onChange={(event) => setConfirmation(event.target.value)}
+        />
+        {fieldError("confirmation") && <div className="error">{fieldError("confirmation")}</div>}
+      </div>
+      <button type="submit" className="danger" disabled={pending || confirmation.trim() === ""}>
+        Restore
+      </button>{" "}
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+    </form>
+  );
+}

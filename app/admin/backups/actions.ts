@@ -1,0 +1,56 @@
+"use server";
+
+import type { z } from "zod";
+import { ADMIN } from "@/lib/accounts/manager";
+import { getAccount } from "@/lib/accounts/service";
+import { checkUsernameConfirmation } from "@/lib/admin-session/confirm";
+import { runAdminFormAction } from "@/lib/admin-session/form-action";
+import { listUsernameRuns, restoreTerminatedAccount } from "@/lib/backups/restore-account";
+import { restoreAccountBodySchema, restoreBodySchema, usernameParams } from "@/lib/backups/schemas";
+import { requestBackup, restoreManagedAccount } from "@/lib/backups/service";
+import { idField } from "@/lib/http/operation";
+
+// Server actions of the backup panels (an account's page and /admin/backups): the services of
+// the API's backup routes, with the admin session checked by runAdminFormAction.
+
+/** "Back up now": the run starts and goes on after the answer; its outcome shows in the status later. */
+export async function backupNowAction(accountId: number) {
+  const account = idField.parse(accountId);
+  return runAdminFormAction(`/admin/accounts/${account}/edit`, (db) => requestBackup(db, ADMIN, account), (result) => result.message);
+}
+
+/** "Restore…" on the account's page: a database, a path, or public_html and every database, confirmed by typing the username. */
+export async function restoreFromRunAction(accountId: number, input: z.input<typeof restoreBodySchema>, confirmation: string) {
+  const account = idField.parse(accountId);
+  return runAdminFormAction(
+    `/admin/accounts/${account}/edit`,
+    async (db) => {
+      const body = restoreBodySchema.parse(input);
+      checkUsernameConfirmation(confirmation, (await getAccount(db, account)).username);
+      return restoreManagedAccount(db, ADMIN, account, body);
+    },
+    (result) => result.message,
+  );
+}
+
+/** "Find restore points" on /admin/backups: a username's restore points, of whichever account had it. */
+export async function usernameRunsAction(username: string) {
+  return runAdminFormAction(
+    "/admin/backups",
+    async () => listUsernameRuns(usernameParams.parse({ username }).username),
+    (result) => result.snapshots,
+  );
+}
+
+/** "Restore account…": a terminated account made again from a restore point, confirmed by typing its username. */
+export async function restoreTerminatedAccountAction(input: { username: string; snapshot: string }, confirmation: string) {
+  return runAdminFormAction(
+    "/admin/backups",
+    async (db, actor) => {
+      const body = restoreAccountBodySchema.parse(input);
+      checkUsernameConfirmation(confirmation, body.username);
+      return restoreTerminatedAccount(db, actor, body);
+    },
+    (account) => ({ id: account.id, username: account.username, message: account.message }),
+  );
+}

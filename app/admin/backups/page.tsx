@@ -1,0 +1,30 @@
+import type { Metadata } from "next";
+import { Breadcrumbs } from "@/components/breadcrumbs";
+import { PageHeader } from "@/components/page-header";
+import { ADMIN } from "@/lib/accounts/manager";
+import { requireAdminSession } from "@/lib/admin-session/session";
+import { backupStatus } from "@/lib/backups/service";
+import { env } from "@/lib/env";
+import { BackupStatusTable } from "./backup-status-table";
+import { RestoreTerminatedAccount } from "./restore-terminated-account";
+
+export const metadata: Metadata = { title: "Backups" };
+
+/** /admin/backups: every account's backup status with "Back up now", and the restore of a terminated account. */
+export default async function BackupsPage() {
+  const { db } = await requireAdminSession();
+  const { accounts } = await backupStatus(db, ADMIN);
+  const schedule = env().backup.schedule;
+  return (
+    <>
+      <Breadcrumbs trail={[{ label: "Hosting" }, { label: "Backups" }]} />
+      <PageHeader title="Backups" />
+      <p className="muted">
+        {schedule ? `Every account is backed up each night at ${schedule} (server time) by restic.` : "Nightly backups are off (BACKUP_SCHEDULE=off)."} An
+        account&apos;s restore points and their restore are on its page.
+      </p>
+      <BackupStatusTable accounts={accounts} />
+      <RestoreTerminatedAccount />
+    </>
+  );
+}

@@ -1,0 +1,165 @@
+"use client";
+
+import Link from "next/link";
+import { useState } from "react";
+import { useAdminAction } from "@/components/form";
+import type { BackupRun } from "@/lib/backups/service";
+import { restoreTerminatedAccountAction, usernameRunsAction } from "./actions";
+import { shortTime } from "./format";
+
+/** "Restore a terminated account": a username's restore points, each able to make the account again behind a confirmation. */
+export function RestoreTerminatedAccount() {
+  const { pending, state, fieldError, run } = useAdminAction();
+  const [username, setUsername] = useState("");
+  const [found, setFound] = useState<{ username: string; runs: BackupRun[] } | null>(null);
+  const [restoring, setRestoring] = useState<BackupRun | null>(null);
+  const [restored, setRestored] = useState<{ id: number; username: string; message: string } | null>(null);
+
+  return (
+    <section className="card" style={{ marginTop: "1.5rem" }} aria-labelledby="restore-terminated-heading">
+      <h2 id="restore-terminated-heading">Restore a terminated account</h2>
+      <p className="muted">
+        An account that was terminated can be made again from one of its restore points: its sites, DNS zones, PHP settings, databases with their
+        users and grants, cron jobs and SSH keys, then its files and databases.
+      </p>
+      {state?.error && !fieldError("username") && (
+        <p className="alert" role="alert">
+          {state.error}
+        </p>
+      )}
+      <form
+        aria-label="Find restore points"
+        onSubmit={(event) => {
+          event.preventDefault();
+          const lookedUp = username.trim().toLowerCase();
+          setFound(null);
+          setRestoring(null);
+          setRestored(null);
+          run(() => usernameRunsAction(lookedUp), (runs) => setFound({ username: lookedUp, runs: runs ?? [] }));
+        }}
+      >
+        <div className="field">
+          <label htmlFor="terminated-username">Username</label>
+          <input
+            id="terminated-username"
+            type="text"
+            autoComplete="off"
+            value={username}
+            aria-invalid={fieldError("username") ? true : undefined}
+            onChange={(event) => setUsername(event.target.value)}
+          />
+          {fieldError("username") && <div className="error">{fieldError("username")}</div>}
+        </div>
+        <button type="submit" disabled={pending || username.trim() === ""}>
+          Find restore points
+        </button>
+      </form>
+      {found && found.runs.length === 0 && (
+        <p role="status">
+          There are no backups of <strong>{found.username}</strong>: nothing to restore.
+        </p>
+      )}
+      {found && found.runs.length > 0 && (
+        <div className="table-scroll">
+          <table className="data" aria-label={`Restore points of ${found.username}`}>
+            <thead>
+              <tr>
+                <th>Time</th>
+                <th>Databases</th>
+                <th aria-label="Actions" />
+              </tr>
+            </thead>
+            <tbody>
+              {found.runs.map((restorePoint) => (
+                <tr key={restorePoint.id}>
+                  <td>{shortTime(restorePoint.time)}</td>
+                  <td>{restorePoint.databases.length ? restorePoint.databases.join(", ") : <span className="muted">none</span>}</td>
+                  <td>
+                    <button type="button" aria-label={`Restore account from ${shortTime(restorePoint.time)}`} onClick={() => setRestoring(restorePoint)}>
+                      Restore account…
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {found && restoring && (
+        <RestoreAccountForm
+          key={restoring.id}
+          username={found.username}
+          restorePoint={restoring}
+          onDone={(account) => {
+            setRestoring(null);
+            setRestored(account);
+          }}
+          onCancel={() => setRestoring(null)}
+        />
+      )}
+      {restored && (
+        <p role="status">
+          {restored.message} <Link href={`/admin/accounts/${restored.id}/edit`}>Open the account {restored.username}</Link>
+        </p>
+      )}
+    </section>
+  );
+}
+
+/** The confirmation of a whole-account restore: the username typed again. */
+function RestoreAccountForm({
+  username,
+  restorePoint,
+  onDone,
+  onCancel,
+}: {
+  username: string;
+  restorePoint: BackupRun;
+  onDone: (account: { id: number; username: string; message: string }) => void;
+  onCancel: () => void;
+}) {
+  const { pending, state, fieldError, run } = useAdminAction();
+  const [confirmation, setConfirmation] = useState("");
+
+  return (
+    <form
+      className="notice"
+      aria-label="Restore the account"
+      onSubmit={(event) => {
+        event.preventDefault();
+        run(
+          () => restoreTerminatedAccountAction({ username, snapshot: restorePoint.id }, confirmation),
+          (account) => account && onDone(account),
+        );
+      }}
+    >
+      <p>
+        Makes the account <strong>{username}</strong> again as it was at {shortTime(restorePoint.time)}, with its files and databases from that
+        backup. The username must not be in use; if any step fails, nothing of it is kept.
+      </p>
+      {state?.error && !fieldError("confirmation") && (
+        <p className="alert" role="alert">
+          {state.error}
+        </p>
+      )}
+      <div className="field">
+        <label htmlFor="restore-account-confirmation">Type the username to confirm</label>
+        <input
+          id="restore-account-confirmation"
+          type="text"
+          autoComplete="off"
+          value={confirmation}
+          aria-invalid={fieldError("confirmation") ? true : undefined}
+          onChange={(event) => setConfirmation(event.target.value)}
+        />
+        {fieldError("confirmation") && <div className="error">{fieldError("confirmation")}</div>}
+      </div>
+      <button type="submit" className="danger" disabled={pending || confirmation.trim() === ""}>
+        Restore account {username}
+      </button>{" "}
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+    </form>
+  );
+}
