@@ -24,9 +24,13 @@ export const accountLogDir = (username: string) => {
   const { trusted, below } = accountLogLocation(username);
   return path.join(trusted, below);
 };
-/** A domain's logs in it: `<domain>.log` (access, combined format) and `<domain>.error_log` (nginx's errors). */
+/**
+ * The logs nginx writes in it: `<domain>.log` per site (access, combined format) and one
+ * `nginx-error.log` for all the account's sites (one open file per account, not per site: nginx
+ * holds every log open, and 10,000 sites would need 20,000 files).
+ */
 export const accessLogName = (domain: string) => `${domain}.log`;
-export const errorLogName = (domain: string) => `${domain}.error_log`;
+export const NGINX_ERROR_LOG = "nginx-error.log";
 /** An access log of one of the account's domains (a domain's name has a dot: php-error.log and cron.log are not). */
 export const isAccessLogName = (name: string) => /^[a-z0-9-]+(\.[a-z0-9-]+)+\.log$/.test(name);
 

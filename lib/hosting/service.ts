@@ -22,7 +22,7 @@ import { eachLimited } from "@/lib/provisioning/system";
 import { assertPhpInstalled, type Pool, poolSocketPath, reloadPhp, removePool, waitForPools, writePool } from "@/lib/provisioning/php-fpm";
 import { phpSettingsOf } from "@/lib/php-settings/rows";
 import { applyLoginAccess } from "@/lib/ssh/service";
-import { accessLogName, accountLogDir, errorLogName, fileOwner, homeOf, homesEnabled, prepareHome, webHostingEnabled } from "./home";
+import { accessLogName, accountLogDir, fileOwner, homeOf, homesEnabled, NGINX_ERROR_LOG, prepareHome, webHostingEnabled } from "./home";
 
 // Web hosting (DESIGN.md "Web hosting"): what the database says each account's sites, PHP
 // pools, home and Linux user must be, handed to the provisioning modules. Every function that
@@ -103,7 +103,7 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
       serverNames: siteNames(row.domain, row.type, parked.get(row.id) ?? []),
       documentRoot: path.join(home, row.path ?? "public_html"),
       accessLog: path.join(accountLogDir(row.username), accessLogName(row.domain)),
-      errorLog: path.join(accountLogDir(row.username), errorLogName(row.domain)),
+      errorLog: path.join(accountLogDir(row.username), NGINX_ERROR_LOG),
       profile: row.profile,
       phpSocket: version ? poolSocketPath(row.username, version) : null,
       proxyPort: row.proxyPort,

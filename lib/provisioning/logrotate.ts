@@ -17,7 +17,7 @@ export function renderLogrotateRules(homeRoot: string): string {
   const logs = path.posix.join(checkedAbsolutePath(RENDERER, "home root", homeRoot), "*", "logs");
   return [
     "# Written by the hosting panel at start (LOGROTATE_CONFIG_FILE): the logs in the accounts' homes.",
-    `${logs}/*.log ${logs}/*.error_log {`,
+    `${logs}/*.log {`,
     "    daily",
     "    rotate 14",
     "    maxsize 100M",

@@ -23,7 +23,7 @@ export interface Site {
   /** server_name: the domain, `www.` for type `domain`, the names parked on it. */
   serverNames: string[];
   documentRoot: string;
-  /** The domain's access log (combined format) and nginx's error log, in HOME_ROOT/<username>/logs/. */
+  /** The domain's access log (combined format) and the account's nginx error log, in HOME_ROOT/<username>/logs/. */
   accessLog: string;
   errorLog: string;
   /** How requests are answered: PHP with a front controller (static files when phpSocket is null), static files only, or a proxy. */

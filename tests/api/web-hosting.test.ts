@@ -133,7 +133,7 @@ for (const backend of testBackends()) {
 
     test("the site's access and error logs are in the home's logs/ (the account reads them, cannot change them), visitor-stats reports them, logrotate rotates them", async () => {
       const log = path.join(home(), "logs", `${domain}.log`);
-      const errorLog = path.join(home(), "logs", `${domain}.error_log`);
+      const errorLog = path.join(home(), "logs", "nginx-error.log");
       const marker = `/?visit=${randomBytes(4).toString("hex")}`;
       const logged = (file = log) => fs.existsSync(file) && fs.readFileSync(file, "utf8").includes(`"GET ${marker} HTTP/1.1" 200 `);
       const waitFor = async (done: () => boolean) => {

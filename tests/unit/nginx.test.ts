@@ -20,7 +20,7 @@ const site = (overrides: Partial<Site>): Site => ({
   serverNames: ["alice.example", "www.alice.example"],
   documentRoot: "/home/alice/public_html",
   accessLog: "/home/alice/logs/alice.example.log",
-  errorLog: "/home/alice/logs/alice.example.error_log",
+  errorLog: "/home/alice/logs/nginx-error.log",
   profile: "php",
   phpSocket: null,
   proxyPort: null,
@@ -39,7 +39,7 @@ test("a domain: its name and www., document root, combined access log and error 
   assert.match(http, /^\s+server_name alice\.example www\.alice\.example;$/m);
   assert.match(http, /^\s+root \/home\/alice\/public_html;$/m);
   assert.match(http, /^\s+access_log \/home\/alice\/logs\/alice\.example\.log combined;$/m);
-  assert.match(http, /^\s+error_log \/home\/alice\/logs\/alice\.example\.error_log;$/m);
+  assert.match(http, /^\s+error_log \/home\/alice\/logs\/nginx-error\.log;$/m);
   assert.match(http, /location \^~ \/\.well-known\/acme-challenge\/ \{\s+root \/srv\/panel\/acme-challenge;/);
   assert.match(http, /location ~ \\\.php\(\/\|\$\) \{\s+return 403;/, "PHP source is never sent as text");
   assert.doesNotMatch(http, /fastcgi_pass/);
@@ -158,7 +158,7 @@ test("nginx -t accepts every rendered variant", () => {
     ].map((variant) => ({
       ...variant,
       accessLog: path.join(dir, "alice", "logs", `${variant.domain}.log`),
-      errorLog: path.join(dir, "alice", "logs", `${variant.domain}.error_log`),
+      errorLog: path.join(dir, "alice", "logs", "nginx-error.log"),
       documentRoot: path.join(dir, "alice"),
     }));
     fs.mkdirSync(path.join(dir, "sites"));

@@ -58,7 +58,7 @@ const site: Site = {
   serverNames: ["alice.example", "www.alice.example", "alice-parked.example"],
   documentRoot: "/home/alice/public_html/alice.example",
   accessLog: "/home/alice/logs/alice.example.log",
-  errorLog: "/home/alice/logs/alice.example.error_log",
+  errorLog: "/home/alice/logs/nginx-error.log",
   profile: "php",
   phpSocket: "/run/php/alice-php8.2.sock",
   proxyPort: null,
@@ -76,7 +76,7 @@ test("normal values render the server blocks byte for byte as before the checks"
     serverNames: ["blog.alice.example"],
     documentRoot: "/home/alice/public_html/blog.alice.example",
     accessLog: "/home/alice/logs/blog.alice.example.log",
-    errorLog: "/home/alice/logs/blog.alice.example.error_log",
+    errorLog: "/home/alice/logs/nginx-error.log",
     suspended: true,
     tls: { certificatePath: "/srv/panel/certs/blog.alice.example/fullchain.pem", keyPath: "/srv/panel/certs/blog.alice.example/privkey.pem" },
   };
