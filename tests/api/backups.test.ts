@@ -132,6 +132,46 @@ for (const backend of testBackends()) {
       assert.equal(await rows(), 1000);
     });
 
+    test("a backup taken while writes go on: its dump is one consistent moment (every transaction whole) and restores cleanly", async () => {
+      const shop = `\`${alice.username}_shop\``;
+      await connection.query(`CREATE TABLE ${shop}.payments (id INT AUTO_INCREMENT PRIMARY KEY, amount INT) ENGINE=InnoDB`);
+      await connection.query(`CREATE TABLE ${shop}.receipts (id INT AUTO_INCREMENT PRIMARY KEY, payment_id INT) ENGINE=InnoDB`);
+      const writer = await mysql.createConnection({ uri: MYSQL_URL });
+      let writing = true;
+      let committed = 0;
+      // Each transaction writes one row into each table: a consistent dump has as many of both.
+      const writes = (async () => {
+        while (writing) {
+          await writer.beginTransaction();
+          const [payment] = (await writer.query(`INSERT INTO ${shop}.payments (amount) VALUES (?)`, [committed])) as [{ insertId: number }, unknown];
+          await writer.query(`INSERT INTO ${shop}.receipts (payment_id) VALUES (?)`, [payment.insertId]);
+          await writer.commit();
+          committed++;
+        }
+      })();
+      try {
+        while (committed < 50) await new Promise((resolve) => setTimeout(resolve, 20));
+        const since = Date.now() - 1000;
+        assert.equal((await admin().post(`/api/admin/accounts/${alice.id}/backups`)).status, 202);
+        assert.equal((await backupOutcome(alice, since)).last_error, null);
+      } finally {
+        writing = false;
+        await writes;
+        await writer.end();
+      }
+      const newest = (await admin().get(`/api/admin/accounts/${alice.id}/backups`)).body.snapshots[0].id;
+      assert.notEqual(newest, run);
+      const restored = await admin().post(`/api/admin/accounts/${alice.id}/restore`, { snapshot: newest, database: `${alice.username}_shop`, into: "shop_during" });
+      assert.equal(restored.status, 200, JSON.stringify(restored.body));
+      const count = async (table: string) => ((await connection.query(`SELECT COUNT(*) AS n FROM \`${alice.username}_shop_during\`.${table}`)) as [{ n: number }[], unknown])[0][0].n;
+      const [payments, receipts] = [await count("payments"), await count("receipts")];
+      assert.ok(payments >= 50 && payments <= committed, `${payments} of ${committed} payments`);
+      assert.equal(receipts, payments, "no transaction cut in half");
+      const during = (await as(alice).get("/api/client/databases")).body.find((d: { database_name: string }) => d.database_name === `${alice.username}_shop_during`);
+      assert.equal((await as(alice).delete(`/api/client/databases/${during.id}`)).status, 200);
+      await connection.query(`DROP TABLE ${shop}.payments, ${shop}.receipts`);
+    });
+
     test("a database restored into a new name beside the live one (made within the plan), which stays as it is", async () => {
       await connection.query(`DELETE FROM \`${alice.username}_shop\`.orders WHERE id > 10`);
       const restored = await as(alice).post(`/api/client/backups/${run}/restore`, { database: `${alice.username}_shop`, into: "shop_copy" });
@@ -179,6 +219,9 @@ for (const backend of testBackends()) {
     });
 
     test("a repository that fails (wrong password): the run is recorded as failed with its error, the older restore point stays", async () => {
+      const runIds = async () => (await admin().get(`/api/admin/accounts/${alice.id}/backups`)).body.snapshots.map((snapshot: { id: string }) => snapshot.id);
+      const kept = await runIds();
+      assert.ok(kept.includes(run));
       const password = fs.readFileSync(passwordFile, "utf8");
       fs.writeFileSync(passwordFile, "not the password\n");
       try {
@@ -190,8 +233,7 @@ for (const backend of testBackends()) {
       } finally {
         fs.writeFileSync(passwordFile, password);
       }
-      const runs = await admin().get(`/api/admin/accounts/${alice.id}/backups`);
-      assert.deepEqual(runs.body.snapshots.map((snapshot: { id: string }) => snapshot.id), [run], "the older restore point stays");
+      assert.deepEqual(await runIds(), kept, "the older restore points stay");
     });
 
     test("terminated, then a new account with the same username: it sees none of the old account's restore points", async () => {
