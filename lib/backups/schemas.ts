@@ -34,28 +34,36 @@ export const backupRunListSchema = z.object({ snapshots: z.array(backupRunSchema
 const relativePath = z.string().min(1).max(4096);
 const databaseName = z.string().min(1).max(64);
 
-/** `into`: restore the database under another name of the account's (made when it does not exist). */
+/**
+ * `into`: restore the database under another name of the account's (made when it does not
+ * exist); `to`: restore the path beside its place, at a path of the home that does not exist.
+ */
 const restoreTarget = {
   database: databaseName.optional(),
   into: databaseName.optional(),
   path: relativePath.optional(),
+  to: relativePath.optional(),
 };
 const intoGoesWithDatabase = (body: { database?: string; into?: string }) => !body.into || Boolean(body.database);
 const intoWithoutDatabase = { message: "goes with database", path: ["into"] };
+const toGoesWithPath = (body: { path?: string; to?: string }) => !body.to || Boolean(body.path);
+const toWithoutPath = { message: "goes with path", path: ["to"] };
 
 /** POST /api/admin/accounts/{id}/restore: one database, one path, or (neither) the home and every database. */
 export const restoreBodySchema = z
   .object({ snapshot: z.string().min(1).max(64), ...restoreTarget })
   .strict()
   .refine((body) => !(body.database && body.path), { message: "give database or path, not both", path: ["path"] })
-  .refine(intoGoesWithDatabase, intoWithoutDatabase);
+  .refine(intoGoesWithDatabase, intoWithoutDatabase)
+  .refine(toGoesWithPath, toWithoutPath);
 
 /** POST /api/client/backups/{snapshot}/restore: a database or a path of the account's own. */
 export const clientRestoreBodySchema = z
   .object(restoreTarget)
   .strict()
   .refine((body) => Boolean(body.database) !== Boolean(body.path), { message: "give a database or a path", path: ["path"] })
-  .refine(intoGoesWithDatabase, intoWithoutDatabase);
+  .refine(intoGoesWithDatabase, intoWithoutDatabase)
+  .refine(toGoesWithPath, toWithoutPath);
 
 export const snapshotParams = z.object({ snapshot: z.string().regex(/^[0-9A-Za-z-]{1,40}$/) });
 

@@ -211,15 +211,15 @@ async function snapshotOf(accountId: number, run: string, part: string): Promise
   return snapshots.find((snapshot) => snapshot.tags?.includes(part)) ?? null;
 }
 
-/** A path in a restore request: relative to the home, no `..`, no absolute path, no control character. */
-function checkedRelativePath(relative: string): string[] {
-  if (!relative || relative.startsWith("/") || /[\u0000-\u001f]/.test(relative)) throw validationError("path", "must be a path relative to the home");
+/** A path in a restore request (`field`): relative to the home, no `..`, no absolute path, no control character. */
+function checkedRelativePath(relative: string, field: string): string[] {
+  if (!relative || relative.startsWith("/") || /[\u0000-\u001f]/.test(relative)) throw validationError(field, "must be a path relative to the home");
   try {
     const parts = pathComponents(relative);
     if (parts.length === 0) throw new Error("empty");
     return parts;
   } catch {
-    throw validationError("path", "must be a path inside the home (no ..)");
+    throw validationError(field, "must be a path inside the home (no ..)");
   }
 }
 
@@ -235,34 +235,41 @@ function runAs(username: string, command: string[]): Promise<void> {
 }
 
 /**
- * Restores one path of the home (a file or a folder) from a run, into its place. restic
- * restores into a staging directory of the panel's; the copy into the home runs as the account's
- * user (so it can write nothing the customer could not), after the path's directories were
- * walked without following a link (a link on the way → 422, nothing written).
+ * Restores one path of the home (a file or a folder) from a run, into its place or (`to`, a path
+ * of the home that does not exist) beside it. restic restores into a staging directory of the
+ * panel's; the copy into the home runs as the account's user (so it can write nothing the
+ * customer could not), after the destination's directories were walked without following a
+ * link (a link on the way → 422, nothing written).
  */
-export async function restorePath(account: { id: number; username: string }, run: string, relative: string): Promise<{ message: string }> {
-  const parts = checkedRelativePath(relative);
+export async function restorePath(account: { id: number; username: string }, run: string, relative: string, to?: string): Promise<{ message: string }> {
+  const parts = checkedRelativePath(relative, "path");
+  const destination = to === undefined ? parts : checkedRelativePath(to, "to");
   const snapshot = await snapshotOf(account.id, run, "part:home");
   if (!snapshot) throw validationError("snapshot", "holds no files");
-  if (!(await restoreHomePath(account.username, snapshot, parts))) throw validationError("path", "is not in this backup");
-  return { message: `${relative} restored from the backup of ${snapshot.time}` };
+  if (to !== undefined && (await fs.lstat(path.join(homeOf(account.username), ...destination)).then(() => true, () => false))) {
+    throw validationError("to", "already exists: name a path that does not");
+  }
+  if (!(await restoreHomePath(account.username, snapshot, parts, destination))) throw validationError("path", "is not in this backup");
+  return { message: `${relative} restored${to === undefined ? "" : ` as ${to}`} from the backup of ${snapshot.time}` };
 }
 
 /**
- * The copy of `parts` (checked: relative, no `..`) from a home snapshot into the account's home
- * (restorePath's steps). False when the snapshot does not hold the path.
+ * The copy of `parts` (checked: relative, no `..`) from a home snapshot into the account's home,
+ * at `destination` (its place by default): restorePath's steps. False when the snapshot does
+ * not hold the path.
  */
-export async function restoreHomePath(username: string, snapshot: ResticSnapshot, parts: string[]): Promise<boolean> {
+export async function restoreHomePath(username: string, snapshot: ResticSnapshot, parts: string[], destination: string[] = parts): Promise<boolean> {
   if (!env().systemUsers) throw new AppError("VALIDATION", "Restoring files needs SYSTEM_USERS=1 (the copy runs as the account's user)");
   const home = homeOf(username);
   const homes = await openTrustedDirectory(path.dirname(home));
   if (!homes) throw notFound("Home");
+  const field = destination === parts ? "path" : "to";
   try {
-    const parent = await openDirectoryPath(homes, path.join(path.basename(home), ...parts.slice(0, -1)));
-    if (!parent) throw validationError("path", "lies in a folder that no longer exists: restore that folder");
+    const parent = await openDirectoryPath(homes, path.join(path.basename(home), ...destination.slice(0, -1)));
+    if (!parent) throw validationError(field, "lies in a folder that no longer exists: restore that folder");
     await parent.close();
   } catch (error) {
-    if (error instanceof LinkInHomeError) throw error.forField("path");
+    if (error instanceof LinkInHomeError) throw error.forField(field);
     throw error;
   } finally {
     await homes.close();
@@ -277,7 +284,7 @@ export async function restoreHomePath(username: string, snapshot: ResticSnapshot
     await restic(["restore", "--no-lock", snapshot.id, "--target", staging, "--include", source]);
     const restored = path.join(staging, source);
     if (!(await fs.lstat(restored).then(() => true, () => false))) return false;
-    await runAs(username, ["cp", "-a", "--no-target-directory", "--remove-destination", restored, path.join(home, ...parts)]);
+    await runAs(username, ["cp", "-a", "--no-target-directory", "--remove-destination", restored, path.join(home, ...destination)]);
     return true;
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
@@ -435,17 +442,18 @@ export async function requestBackup(db: Database, manager: AccountManager, accou
 }
 
 /**
- * A restore from one run: `database` (into itself, or `into` another name), `path`, or neither:
+ * A restore from one run: `database` (into itself, or `into` another name), `path` (into its
+ * place, or `to` another), or neither:
  * public_html and every database of the run (the home's other directories are the panel's own,
  * made again by it).
  */
 export async function restoreFromRun(
   db: Database,
   account: { id: number; username: string },
-  input: { snapshot: string; database?: string; into?: string; path?: string },
+  input: { snapshot: string; database?: string; into?: string; path?: string; to?: string },
 ): Promise<{ message: string }> {
   if (input.database) return restoreDatabase(db, account, input.snapshot, input.database, input.into);
-  if (input.path) return restorePath(account, input.snapshot, input.path);
+  if (input.path) return restorePath(account, input.snapshot, input.path, input.to);
   const run = (await listRuns(account.id)).find((candidate) => candidate.id === input.snapshot);
   if (!run) throw validationError("snapshot", "names no backup of this account");
   await restorePath(account, run.id, "public_html");
@@ -453,7 +461,12 @@ export async function restoreFromRun(
   return { message: `public_html and ${run.databases.length} database(s) restored from the backup of ${run.time}` };
 }
 
-export async function restoreManagedAccount(db: Database, manager: AccountManager, accountId: number, input: { snapshot: string; database?: string; into?: string; path?: string }) {
+export async function restoreManagedAccount(
+  db: Database,
+  manager: AccountManager,
+  accountId: number,
+  input: { snapshot: string; database?: string; into?: string; path?: string; to?: string },
+) {
   const account = await getAccount(db, accountId, manager);
   return restoreFromRun(db, account, input);
 }

@@ -54,7 +54,7 @@ const USAGE = `Usage: npm run panel -- <command> [--json]
   php list
   backup run [USER]       (every account without USER; failures listed, exit 1)
   backup list USER
-  backup restore USER SNAPSHOT [--database NAME [--into NAME] | --path PATH]
+  backup restore USER SNAPSHOT [--database NAME [--into NAME] | --path PATH [--to PATH]]
                           (neither: public_html and every database of that restore point;
                           a terminated USER: the whole account made again)`;
 
@@ -339,7 +339,7 @@ const commands: Record<string, Command> = {
       const account = await restoreTerminatedAccount(db, actor, restoreAccountBodySchema.parse({ username, snapshot }));
       return { json: account, text: `${account.message} (account id ${account.id}).` };
     }
-    const input = restoreBodySchema.parse({ snapshot, database: options.database, into: options.into, path: options.path });
+    const input = restoreBodySchema.parse({ snapshot, database: options.database, into: options.into, path: options.path, to: options.to });
     const result = await restoreManagedAccount(db, ADMIN, id, input);
     return { json: result, text: `${result.message}.` };
   },

@@ -132,6 +132,23 @@ for (const backend of testBackends()) {
       assert.equal(await rows(), 1000);
     });
 
+    test("a file restored beside its place (to): the live one stays; an existing or escaping destination is refused", async () => {
+      const page = path.join(home(alice.username), "public_html", "index.html");
+      fs.writeFileSync(page, "edited today\n");
+      const beside = await as(alice).post(`/api/client/backups/${run}/restore`, { path: "public_html/index.html", to: "public_html/index.yesterday.html" });
+      assert.equal(beside.status, 200, JSON.stringify(beside.body));
+      assert.equal(fs.readFileSync(path.join(home(alice.username), "public_html", "index.yesterday.html"), "utf8"), "alice's site\n");
+      assert.equal(fs.readFileSync(page, "utf8"), "edited today\n", "the live file stays");
+      for (const to of ["public_html/index.yesterday.html", "../escape.html", "public_html/missing-folder/x.html"]) {
+        const refused = await as(alice).post(`/api/client/backups/${run}/restore`, { path: "public_html/index.html", to });
+        assert.equal(refused.status, 422, `${to}: ${JSON.stringify(refused.body)}`);
+        assert.ok(refused.body.errors?.to, JSON.stringify(refused.body));
+      }
+      assert.equal(fs.existsSync(path.join(home(alice.username), "escape.html")), false);
+      fs.rmSync(path.join(home(alice.username), "public_html", "index.yesterday.html"));
+      fs.writeFileSync(page, "alice's site\n");
+    });
+
     test("a backup taken while writes go on: its dump is one consistent moment (every transaction whole) and restores cleanly", async () => {
       const shop = `\`${alice.username}_shop\``;
       await connection.query(`CREATE TABLE ${shop}.payments (id INT AUTO_INCREMENT PRIMARY KEY, amount INT) ENGINE=InnoDB`);
