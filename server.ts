@@ -8,7 +8,7 @@ import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
 import { ConfigError, env } from "@/lib/env";
 import { loadEnvFile } from "@/lib/env-file";
 import { webHostingEnabled } from "@/lib/hosting/home";
-import { syncAllSites } from "@/lib/hosting/service";
+import { applyDiskQuotas, syncAllSites } from "@/lib/hosting/service";
 import { BODY_TOO_LARGE_MESSAGE, declaresTooLargeBody } from "@/lib/http/body";
 import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from "@/lib/http/client-address";
 import { matchApiRoute } from "@/lib/http/registry";
@@ -43,6 +43,8 @@ export async function startServer(): Promise<http.Server> {
   }
   // The zone files are written while `nginx -t` tests the sites (syncAllSites says why).
   await syncAllSites(db.db, () => syncAllZoneFiles(db.db));
+  // Quotas turned on since the last start (or plans changed meanwhile): every account's disk_mb.
+  await applyDiskQuotas(db.db);
   await syncSshServer(db.db);
 
   const app = next({ dev: false, dir: process.cwd() });

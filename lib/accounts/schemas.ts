@@ -95,7 +95,8 @@ export const usageDetailsSchema = z.object({
   database_users: usageItem,
   dns_records: usageItem,
   // over_limit: the measured size is above the plan's disk_mb (never true while either is unknown).
-  disk: z.object({ used_mb: z.number().nullable(), limit_mb: z.number().int().nullable(), over_limit: z.boolean() }),
+  // enforced: the kernel refuses writes past limit_mb (HOME_ROOT's file system has user quotas).
+  disk: z.object({ used_mb: z.number().nullable(), limit_mb: z.number().int().nullable(), over_limit: z.boolean(), enforced: z.boolean() }),
   database_sizes: z
     .array(z.object({ id: z.number().int(), database_name: z.string(), size_mb: z.number() }))
     .nullable(),

@@ -9,7 +9,8 @@ import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { databaseSizesMb } from "@/lib/databases/service";
 import { accountDiskUsageMb } from "@/lib/hosting/disk-usage";
 import { webHostingEnabled } from "@/lib/hosting/home";
-import { applySshAccess, assertPhpUsable, provisionAccount, syncAccountSites } from "@/lib/hosting/service";
+import { applyDiskQuotas, applySshAccess, assertPhpUsable, provisionAccount, syncAccountSites } from "@/lib/hosting/service";
+import { quotaMountPoint } from "@/lib/provisioning/quota";
 import { lockAccount } from "@/lib/accounts/lock";
 import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
@@ -253,6 +254,8 @@ export async function updateAccountAdminFields(
     });
   });
   if (profile.is_auto_ssl_enabled) requestAutoSslCheck();
+  // A new plan's disk_mb as the Linux user's quota (where quotas are on).
+  if (planName !== undefined) await applyDiskQuotas(db, { accountId });
   return getAccount(db, accountId);
 }
 
@@ -325,7 +328,7 @@ export async function getUsageDetails(db: Queryable, accountId: number) {
     database_users: { used: await countOf(databaseUsers), limit: account.plan.max_database_users },
     dns_records: { used: await countAccountRecords(db, accountId), limit: account.plan.max_dns_records },
     // The measured size of the home; null (unknown, never invented) when the panel keeps no homes.
-    disk: diskUsage(await accountDiskUsageMb(account.username), account.plan.disk_mb),
+    disk: { ...diskUsage(await accountDiskUsageMb(account.username), account.plan.disk_mb), enforced: (await quotaMountPoint()) !== null },
     // Real sizes from the database server; null when provisioning is off or the server is down.
     database_sizes: sizesMb
       ? databases.map((database) => ({

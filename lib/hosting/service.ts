@@ -1,8 +1,8 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { eq, inArray } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
-import { domains, hostingAccounts, phpVersions } from "@/db/schema";
+import { domains, hostingAccounts, phpVersions, plans } from "@/db/schema";
 import { siteNames } from "@/lib/domains/names";
 import { env } from "@/lib/env";
 import {
@@ -18,6 +18,7 @@ import { removeAccountLogs } from "@/lib/provisioning/goaccess";
 import { LinkInHomeError, pathComponents } from "@/lib/provisioning/home-files";
 import { applySites, renderSite, type Site, type SiteChange, siteSettings, writtenSiteDomains } from "@/lib/provisioning/nginx";
 import { writeLogrotateRules } from "@/lib/provisioning/logrotate";
+import { quotaMountPoint, setDiskQuota } from "@/lib/provisioning/quota";
 import { eachLimited } from "@/lib/provisioning/system";
 import { assertPhpInstalled, type Pool, poolSocketPath, reloadPhp, removePool, waitForPools, writePool } from "@/lib/provisioning/php-fpm";
 import { phpSettingsOf } from "@/lib/php-settings/rows";
@@ -208,8 +209,9 @@ export async function removeAccountHome(username: string): Promise<void> {
  */
 export async function provisionAccount(db: Queryable, accountId: number): Promise<() => Promise<void>> {
   const [account] = await db
-    .select({ username: hostingAccounts.username, ssh: hostingAccounts.hasSshAccess })
+    .select({ username: hostingAccounts.username, ssh: hostingAccounts.hasSshAccess, diskMb: plans.diskMb })
     .from(hostingAccounts)
+    .innerJoin(plans, eq(plans.id, hostingAccounts.planId))
     .where(eq(hostingAccounts.id, accountId));
   const { username } = account;
   let userCreated = false;
@@ -225,6 +227,7 @@ export async function provisionAccount(db: Queryable, accountId: number): Promis
       await createSystemUser(username, homeOf(username), account.ssh ? LOGIN_SHELL : NO_LOGIN_SHELL);
       userCreated = true;
       await applyLoginAccess(username, account.ssh);
+      await setDiskQuota(username, account.diskMb);
     }
     await prepareHome(username);
     if (webHostingEnabled()) {
@@ -336,4 +339,19 @@ async function writeAllSites(db: Queryable, onTestStart: () => void): Promise<vo
   } catch (error) {
     console.error("[web] the sites could not be written at start:", (error as Error).message);
   }
+}
+
+/**
+ * The plan's disk_mb as the kernel quota of the accounts' Linux users (all, or those on
+ * `planId`), where HOME_ROOT's file system has user quotas (lib/provisioning/quota.ts): at start,
+ * after a plan's disk_mb or an account's plan changed. Without quotas: nothing to do.
+ */
+export async function applyDiskQuotas(db: Queryable, where: { planId?: number; accountId?: number } = {}): Promise<void> {
+  if (!(await quotaMountPoint())) return;
+  const accounts = await db
+    .select({ username: hostingAccounts.username, diskMb: plans.diskMb })
+    .from(hostingAccounts)
+    .innerJoin(plans, eq(plans.id, hostingAccounts.planId))
+    .where(and(where.planId === undefined ? undefined : eq(plans.id, where.planId), where.accountId === undefined ? undefined : eq(hostingAccounts.id, where.accountId)));
+  for (const account of accounts) await setDiskQuota(account.username, account.diskMb);
 }

@@ -3,6 +3,7 @@ import type { Database, Queryable } from "@/db/client";
 import { DEFAULT_PLAN_NAME } from "@/db/prepare";
 import { hostingAccounts, plans } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
+import { applyDiskQuotas } from "@/lib/hosting/service";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
 import {
@@ -70,6 +71,11 @@ export async function updatePlan(db: Database, id: number, input: UpdatePlanInpu
       const [row] = await tx.update(plans).set(columnsOf(fields)).where(eq(plans.id, id)).returning();
       await recordAudit(tx, actor, { action: "plan.update", targetType: "plan", targetId: id });
       return toPlanRecord(row);
+    })
+    .then(async (plan) => {
+      // The new disk_mb as the quota of the plan's accounts (where quotas are on).
+      if (fields.disk_mb !== undefined) await applyDiskQuotas(db, { planId: id });
+      return plan;
     })
     .catch(rethrowDuplicate);
 }
