@@ -223,14 +223,21 @@ function checkedRelativePath(relative: string, field: string): string[] {
   }
 }
 
-/** Runs a command as the account's user (its privileges bound what a restore can write). */
-function runAs(username: string, command: string[]): Promise<void> {
+/**
+ * One step of a restore (a command without a shell). Its failure is logged with the tool's own
+ * words, which name server paths, and answered with `what` it could not do.
+ */
+function restoreStep(command: string, args: string[], what: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn("runuser", ["-u", username, "--", ...command], { stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
     child.on("error", (error) => reject(error));
-    child.on("close", (code) => (code === 0 ? resolve() : reject(new AppError("VALIDATION", `The restore could not write into the home: ${stderr.trim()}`))));
+    child.on("close", (code) => {
+      if (code === 0) return resolve();
+      console.error(`[backups] ${command} failed: ${stderr.trim()}`);
+      reject(new AppError("VALIDATION", `The restore could not ${what}`));
+    });
   });
 }
 
@@ -284,7 +291,16 @@ export async function restoreHomePath(username: string, snapshot: ResticSnapshot
     await restic(["restore", "--no-lock", snapshot.id, "--target", staging, "--include", source]);
     const restored = path.join(staging, source);
     if (!(await fs.lstat(restored).then(() => true, () => false))) return false;
-    await runAs(username, ["cp", "-a", "--no-target-directory", "--remove-destination", restored, path.join(home, ...destination)]);
+    // restic restores the snapshot's owners and modes: the account's of then — another uid when
+    // the account was terminated and made again. In the staging copy (root's, nothing outside)
+    // the tree becomes the account's of now (links changed, never followed), and the folders
+    // leading to it, restic's copies of the home's path, are opened for its user to walk.
+    await restoreStep("chown", ["-R", "-h", `${username}:${username}`, restored], "give the restored files to the account");
+    for (let dir = path.dirname(restored); dir.startsWith(`${staging}/`); dir = path.dirname(dir)) {
+      if ((await fs.lstat(dir)).isDirectory()) await fs.chmod(dir, 0o711);
+    }
+    // As the account's user: its privileges bound what the copy can write.
+    await restoreStep("runuser", ["-u", username, "--", "cp", "-a", "--no-target-directory", "--remove-destination", restored, path.join(home, ...destination)], "copy the files into the home (is something there the account cannot replace?)");
     return true;
   } finally {
     await fs.rm(staging, { recursive: true, force: true });

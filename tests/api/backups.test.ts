@@ -303,8 +303,13 @@ for (const backend of testBackends()) {
       assert.equal(second.status, 409, `one run holds the repository at a time: ${JSON.stringify(second.body)}`);
       assert.equal((await backupOutcome(carol, since)).last_error, null);
       const oldId = carol.id;
+      const oldUid = Number(execFileSync("id", ["-u", carol.username], { encoding: "utf8" }));
       assert.equal((await admin().delete(`/api/admin/accounts/${carol.id}`)).status, 200);
       assert.throws(() => execFileSync("id", ["-u", carol.username], { stdio: "ignore" }), "the Linux user is gone");
+      // Another user takes the freed uid: the restored files belong to a uid that is not carol's any more.
+      const squatterUser = `bd${suffix}`;
+      createdUsers.push(squatterUser);
+      execFileSync("useradd", ["-M", "-u", String(oldUid), "-s", "/usr/sbin/nologin", squatterUser]);
 
       const listed = await admin().get(`/api/admin/backups/usernames/${carol.username}`);
       assert.equal(listed.status, 200, JSON.stringify(listed.body));
@@ -334,7 +339,10 @@ for (const backend of testBackends()) {
       carol.id = restored.body.id;
       assert.notEqual(carol.id, oldId);
       const uid = Number(execFileSync("id", ["-u", carol.username], { encoding: "utf8" }));
-      assert.equal(fs.statSync(path.join(home(carol.username), "public_html", "index.html")).uid, uid, "the files are the new user's");
+      assert.notEqual(uid, oldUid);
+      for (const file of ["public_html/index.html", `public_html/blog.${main}/index.html`]) {
+        assert.equal(fs.statSync(path.join(home(carol.username), file)).uid, uid, `${file} is the new user's`);
+      }
       assert.deepEqual(await visitSite(servers, main), { status: 200, text: "carol's site\n" }, "the site serves what it served");
       assert.equal((await visitSite(servers, `blog.${main}`)).text, "blog\n");
       const [restoredMain] = (await client().get("/api/client/domains")).body;
