@@ -140,6 +140,30 @@ export async function endUserProcesses(username: string): Promise<void> {
 }
 
 /**
+ * Suspend: ends the user's sessions and programs (SSH, SFTP, what they started, running cron
+ * jobs) but not its PHP-FPM workers: the sites already answer 503, and a worker killed while
+ * nginx's old workers finish their last requests would turn one of them into a 502.
+ */
+export async function endUserSessions(username: string): Promise<void> {
+  let listed: string;
+  try {
+    listed = (await run("pgrep", ["--euid", checkedName(username), "--list-name"], { timeout: 30_000 })).stdout;
+  } catch (error) {
+    if ((error as { code?: number }).code === 1) return; // none running
+    throw error;
+  }
+  for (const line of listed.trim().split("\n")) {
+    const [pid, name] = line.trim().split(/\s+/);
+    if (name?.startsWith("php-fpm")) continue;
+    try {
+      process.kill(Number(pid), "SIGKILL");
+    } catch {
+      // ended meanwhile
+    }
+  }
+}
+
+/**
  * userdel (after ending the user's processes: userdel refuses a user still logged in), then
  * the user's group, which userdel keeps when it has members (the web server's user); nothing
  * when they are already gone.

@@ -7,7 +7,7 @@ import { env } from "@/lib/env";
 import { prepareHome } from "@/lib/hosting/home";
 import { AppError, notFound, pgErrorCode, validationError } from "@/lib/errors";
 import {
-  endUserProcesses,
+  endUserSessions,
   ensureGroup,
   groupIdOf,
   setGroupMembers,
@@ -181,7 +181,7 @@ export async function setAccountLoginsSuspended(db: Queryable, accountId: number
   if (!sshEnabled()) return;
   await setLoginExpired(username, suspended);
   await writeAccountKeys(db, accountId, suspended);
-  if (suspended) await endUserProcesses(username);
+  if (suspended) await endUserSessions(username);
 }
 
 /** Terminate: the account's keys file goes (its user and sessions go with the system user). */

@@ -68,9 +68,13 @@ function request(host: string, urlPath: string, options: { method?: string; head
         const chunks: Buffer[] = [];
         response.on("data", (chunk) => chunks.push(chunk));
         response.on("end", () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8"), headers: response.headers }));
+        // A response cut off (the connection closed before its end) fails the request, never hangs it.
+        response.on("error", reject);
+        response.on("close", () => response.complete || reject(new Error(`the response to ${urlPath} was cut off`)));
       },
     );
     req.on("error", reject);
+    req.setTimeout(60_000, () => req.destroy(new Error(`no answer to ${urlPath} within 60 s`)));
     req.end(options.body);
   });
 }
