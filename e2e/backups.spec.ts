@@ -17,6 +17,17 @@ test.beforeEach(async ({ page }) => {
   await signIn(page);
 });
 
+// The suite's server is shared: the account made here goes again, so other specs see the accounts they expect.
+test.afterAll(async () => {
+  if (!accountId) return;
+  const { baseUrl, adminKey } = state();
+  const terminated = await fetch(`${baseUrl}/api/admin/accounts/${accountId}`, {
+    method: "DELETE",
+    headers: { "x-api-key": adminKey.key, "x-api-secret": adminKey.secret },
+  });
+  expect(terminated.status).toBe(200);
+});
+
 test("backups: /admin/backups lists every account with its status, linked to its page", async ({ page }) => {
   const { baseUrl, adminKey } = state();
   const created = await fetch(`${baseUrl}/api/admin/accounts`, {
