@@ -139,6 +139,23 @@ export function FieldFrame({ id, label, hint, error, children }: { id: string; l
   );
 }
 
+/** A destructive action's confirmation: the account's username typed again (its server action checks it too). */
+export function UsernameConfirmationField({ id, value, onChange, error }: { id: string; value: string; onChange: (value: string) => void; error?: string }) {
+  return (
+    <FieldFrame id={id} label="Type the username to confirm" error={error}>
+      <input
+        id={id}
+        type="text"
+        autoComplete="off"
+        value={value}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy(id, undefined, error)}
+        onChange={(event) => onChange(event.target.value)}
+      />
+    </FieldFrame>
+  );
+}
+
 export function describedBy(id: string, hint: unknown, error: unknown) {
   return [hint ? `${id}-hint` : "", error ? `${id}-error` : ""].filter(Boolean).join(" ") || undefined;
 }

@@ -79,11 +79,11 @@ test("backups: a restore with a wrong username typed is refused at the field, no
   const form = page.getByRole("form", { name: "Restore from a backup" });
   await expect(form).toContainText("will be replaced by the backup's copy");
   await form.getByLabel("One file or folder").check();
-  await form.getByLabel("Path, relative to the home").fill("public_html");
+  await form.getByLabel("Path", { exact: true }).fill("public_html");
   await form.getByLabel("Type the username to confirm").fill("alice");
   await screenshot(page, "account-restore-confirm");
   await form.getByRole("button", { name: "Restore", exact: true }).click();
-  await expect(form.locator(".error")).toHaveText("must be the account's username, keeper");
+  await expect(form.locator(".error")).toHaveText("Not the account's username: type keeper");
   await expect(form.getByLabel("Type the username to confirm")).toHaveAttribute("aria-invalid", "true");
   await expect(form.getByRole("alert"), "the error is at its field, not repeated above").toHaveCount(0);
   await expect(page.getByRole("status")).toHaveCount(0);
@@ -103,7 +103,7 @@ test("backups: Restore a terminated account — a bad username at its field, a u
   const section = page.getByRole("region", { name: "Restore a terminated account" });
   await section.getByLabel("Username").fill("9lives");
   await section.getByRole("button", { name: "Find restore points" }).click();
-  await expect(section.locator(".error")).toHaveText("is not an account username");
+  await expect(section.locator(".error")).toHaveText("Username is not an account username");
 
   await section.getByLabel("Username").fill("nobody_here");
   await section.getByRole("button", { name: "Find restore points" }).click();

@@ -1,11 +1,15 @@
 import { bigint, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { hostingAccounts } from "./accounts";
 
-// Backups by restic (README "Backups"): what the last runs of each account did, by username (a
-// terminated account's backups are still listed and restorable), and the lease that lets one
-// panel instance at a time run the backup job against the repository.
+// Backups by restic (README "Backups"): what the last runs of each account did — the account's
+// own, gone with it, so a later account reusing the username starts with none (its restore
+// points stay in the repository, listed by username) — and the lease that lets one panel
+// instance at a time run the backup job against the repository.
 
 export const accountBackups = pgTable("account_backups", {
-  username: text("username").primaryKey(),
+  accountId: integer("account_id")
+    .primaryKey()
+    .references(() => hostingAccounts.id, { onDelete: "cascade" }),
   lastSuccessAt: timestamp("last_success_at", { withTimezone: true }),
   lastFailureAt: timestamp("last_failure_at", { withTimezone: true }),
   lastError: text("last_error"),

@@ -6,6 +6,6 @@ import { validationError } from "@/lib/errors";
  */
 export function checkUsernameConfirmation(confirmation: string, username: string): void {
   if (confirmation.trim().toLowerCase() !== username) {
-    throw validationError("confirmation", `must be the account's username, ${username}`);
+    throw validationError("confirmation", `Not the account's username: type ${username}`);
   }
 }

@@ -19,6 +19,7 @@ import { updatePhpSettings } from "@/lib/php-settings/service";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { restic, type ResticSnapshot } from "@/lib/provisioning/restic";
 import { addSshKey } from "@/lib/ssh/service";
+import { RUN_ID } from "./schemas";
 import { accountTag, loadDump, RECORDS_FORMAT, restoreHomePath, runTag, runsTagged, snapshotsWith, tagValue } from "./service";
 
 // A whole account back from a restore point after it was terminated (README "Backups"):
@@ -102,7 +103,7 @@ export async function listUsernameRuns(username: string) {
 
 /** The run's snapshots, by part (`part:home`, `part:records`, `db:<name>`). */
 async function runSnapshots(username: string, run: string): Promise<Map<string, ResticSnapshot>> {
-  if (!/^[0-9A-Za-z-]{1,40}$/.test(run)) throw validationError("snapshot", `names no backup of ${username}`);
+  if (!RUN_ID.test(run)) throw validationError("snapshot", `names no backup of ${username}`);
   const snapshots = await snapshotsWith([accountTag(username), runTag(run)]);
   if (snapshots.length === 0) throw validationError("snapshot", `names no backup of ${username}`);
   const parts = new Map<string, ResticSnapshot>();
@@ -116,7 +117,13 @@ async function runSnapshots(username: string, run: string): Promise<Map<string, 
 
 async function readRecords(snapshot: ResticSnapshot | undefined): Promise<AccountRecords> {
   if (!snapshot) throw validationError("snapshot", "holds no records of the account (a backup from before records were kept)");
-  const parsed = recordsSchema.safeParse(JSON.parse(await restic(["dump", "--no-lock", snapshot.id, "/records.json"])));
+  const text = await restic(["dump", "--no-lock", snapshot.id, "/records.json"]);
+  let parsed;
+  try {
+    parsed = recordsSchema.safeParse(JSON.parse(text));
+  } catch {
+    throw validationError("snapshot", "holds records that are not JSON (a damaged backup)");
+  }
   if (!parsed.success) throw validationError("snapshot", `holds records this panel cannot read (${parsed.error.issues[0]?.message})`);
   return parsed.data;
 }

@@ -65,7 +65,10 @@ export const clientRestoreBodySchema = z
   .refine(intoGoesWithDatabase, intoWithoutDatabase)
   .refine(toGoesWithPath, toWithoutPath);
 
-export const snapshotParams = z.object({ snapshot: z.string().regex(/^[0-9A-Za-z-]{1,40}$/) });
+/** A run's id (`20261125-020000123`) as restores name it: letters, digits and `-`. */
+export const RUN_ID = /^[0-9A-Za-z-]{1,40}$/;
+
+export const snapshotParams = z.object({ snapshot: z.string().regex(RUN_ID) });
 
 /** A username's restore points, of whichever account had it (account_id: that account's id then). */
 export const usernameRunListSchema = z.object({ snapshots: z.array(backupRunSchema.extend({ account_id: z.number().int() })) });

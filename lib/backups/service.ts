@@ -26,8 +26,9 @@ import { createDatabase, deleteDatabase, MAX_DATABASE_NAME, prefixedName } from 
 import { env } from "@/lib/env";
 import { AppError, notFound, validationError } from "@/lib/errors";
 import { homeOf } from "@/lib/hosting/home";
+import { RUN_ID } from "./schemas";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
-import { LinkInHomeError, openDirectoryPath, openTrustedDirectory, pathComponents } from "@/lib/provisioning/home-files";
+import { entryExistsIn, LinkInHomeError, openDirectoryPath, openTrustedDirectory, pathComponents } from "@/lib/provisioning/home-files";
 import { ensureRepository, isMissingRepository, restic, resticStream, snapshotsTagged, type ResticSnapshot } from "@/lib/provisioning/restic";
 
 // Backups (README "Backups"): restic, one restore point ("run") per account per backup. restic
@@ -133,13 +134,13 @@ async function forgetRun(tags: string[]): Promise<void> {
 }
 
 /** One write per outcome: the status never shows a success without its restore points. */
-async function recordOutcome(db: Queryable, username: string, outcome: { error: string } | { runs: BackupRun[]; sizeBytes: number }): Promise<void> {
+async function recordOutcome(db: Queryable, accountId: number, outcome: { error: string } | { runs: BackupRun[]; sizeBytes: number }): Promise<void> {
   const now = new Date();
   const fields =
     "error" in outcome
       ? { lastFailureAt: now, lastError: outcome.error }
       : { lastSuccessAt: now, snapshots: outcome.runs.length, sizeBytes: outcome.sizeBytes };
-  await db.insert(accountBackups).values({ username, ...fields }).onConflictDoUpdate({ target: accountBackups.username, set: fields });
+  await db.insert(accountBackups).values({ accountId, ...fields }).onConflictDoUpdate({ target: accountBackups.accountId, set: fields });
 }
 
 /**
@@ -167,13 +168,13 @@ export async function backupAccount(db: Database, accountId: number): Promise<Ba
     await restic(["forget", "--prune", "--tag", ownerTag(accountId), "--group-by", "tags", "--keep-daily", String(keep.daily), "--keep-weekly", String(keep.weekly), "--keep-monthly", String(keep.monthly)]);
   } catch (error) {
     const message = error instanceof AppError ? error.message : (error as Error).message;
-    await recordOutcome(db, username, { error: message });
+    await recordOutcome(db, accountId, { error: message });
     throw error instanceof AppError ? error : new AppError("VALIDATION", `The backup of ${username} failed: ${message}`);
   }
   const runs = await listRuns(accountId);
   // What the account's restore points take in the repository (deduplicated, compressed data).
   const stats = JSON.parse(await restic(["stats", "--no-lock", "--json", "--mode", "raw-data", "--tag", ownerTag(accountId)])) as { total_size?: number };
-  await recordOutcome(db, username, { runs, sizeBytes: stats.total_size ?? 0 });
+  await recordOutcome(db, accountId, { runs, sizeBytes: stats.total_size ?? 0 });
   return runs.find((candidate) => candidate.id === run)!;
 }
 
@@ -205,7 +206,7 @@ export async function listRuns(accountId: number): Promise<BackupRun[]> {
 }
 
 async function snapshotOf(accountId: number, run: string, part: string): Promise<ResticSnapshot | null> {
-  if (!/^[0-9A-Za-z-]{1,40}$/.test(run)) throw validationError("snapshot", "names no backup of this account");
+  if (!RUN_ID.test(run)) throw validationError("snapshot", "names no backup of this account");
   const snapshots = await snapshotsWith([ownerTag(accountId), runTag(run)]);
   if (snapshots.length === 0) throw validationError("snapshot", "names no backup of this account");
   return snapshots.find((snapshot) => snapshot.tags?.includes(part)) ?? null;
@@ -250,31 +251,33 @@ function restoreStep(command: string, args: string[], what: string): Promise<voi
  */
 export async function restorePath(account: { id: number; username: string }, run: string, relative: string, to?: string): Promise<{ message: string }> {
   const parts = checkedRelativePath(relative, "path");
-  const destination = to === undefined ? parts : checkedRelativePath(to, "to");
+  const beside = to === undefined ? undefined : checkedRelativePath(to, "to");
   const snapshot = await snapshotOf(account.id, run, "part:home");
   if (!snapshot) throw validationError("snapshot", "holds no files");
-  if (to !== undefined && (await fs.lstat(path.join(homeOf(account.username), ...destination)).then(() => true, () => false))) {
-    throw validationError("to", "already exists: name a path that does not");
-  }
-  if (!(await restoreHomePath(account.username, snapshot, parts, destination))) throw validationError("path", "is not in this backup");
+  if (!(await restoreHomePath(account.username, snapshot, parts, beside))) throw validationError("path", "is not in this backup");
   return { message: `${relative} restored${to === undefined ? "" : ` as ${to}`} from the backup of ${snapshot.time}` };
 }
 
 /**
- * The copy of `parts` (checked: relative, no `..`) from a home snapshot into the account's home,
- * at `destination` (its place by default): restorePath's steps. False when the snapshot does
- * not hold the path.
+ * The copy of `parts` (checked: relative, no `..`) from a home snapshot into the account's home:
+ * into its place, or at `beside` (which must not exist): restorePath's steps. False when the
+ * snapshot does not hold the path.
  */
-export async function restoreHomePath(username: string, snapshot: ResticSnapshot, parts: string[], destination: string[] = parts): Promise<boolean> {
+export async function restoreHomePath(username: string, snapshot: ResticSnapshot, parts: string[], beside?: string[]): Promise<boolean> {
   if (!env().systemUsers) throw new AppError("VALIDATION", "Restoring files needs SYSTEM_USERS=1 (the copy runs as the account's user)");
+  const destination = beside ?? parts;
+  const field = beside ? "to" : "path";
   const home = homeOf(username);
   const homes = await openTrustedDirectory(path.dirname(home));
   if (!homes) throw notFound("Home");
-  const field = destination === parts ? "path" : "to";
   try {
     const parent = await openDirectoryPath(homes, path.join(path.basename(home), ...destination.slice(0, -1)));
     if (!parent) throw validationError(field, "lies in a folder that no longer exists: restore that folder");
-    await parent.close();
+    try {
+      if (beside && (await entryExistsIn(parent, destination.at(-1)!))) throw validationError("to", "already exists: name a path that does not");
+    } finally {
+      await parent.close();
+    }
   } catch (error) {
     if (error instanceof LinkInHomeError) throw error.forField(field);
     throw error;
@@ -375,13 +378,16 @@ export async function loadDump(snapshot: ResticSnapshot, database: string, into:
   await Promise.all([done, loaded]);
 }
 
-/** Per account: the last success and failure, the runs kept and the newest's size (GET /api/admin/backups). */
-export async function backupStatus(db: Queryable, manager: AccountManager) {
+/**
+ * Per account: the last success and failure, the runs kept and their size (GET /api/admin/backups;
+ * `accountId`: that account's only, for its page).
+ */
+export async function backupStatus(db: Queryable, manager: AccountManager, accountId?: number) {
   const rows = await db
     .select({ accountId: hostingAccounts.id, username: hostingAccounts.username, backup: accountBackups })
     .from(hostingAccounts)
-    .leftJoin(accountBackups, eq(accountBackups.username, hostingAccounts.username))
-    .where(managedBy(manager))
+    .leftJoin(accountBackups, eq(accountBackups.accountId, hostingAccounts.id))
+    .where(and(managedBy(manager), accountId === undefined ? undefined : eq(hostingAccounts.id, accountId)))
     .orderBy(asc(hostingAccounts.username));
   return {
     accounts: rows.map(({ accountId, username, backup }) => ({
@@ -444,16 +450,20 @@ export async function listAccountRuns(db: Queryable, manager: AccountManager, ac
  */
 export async function requestBackup(db: Database, manager: AccountManager, accountId: number): Promise<{ message: string }> {
   const username = await managedUsername(db, manager, accountId);
-  const started = new Promise<void>((resolve, reject) => {
-    const running = withBackupLease(db, async () => {
-      resolve();
+  // Answered once the lease is held (or refused); the run goes on after the answer.
+  await new Promise<void>((started, refused) => {
+    withBackupLease(db, async () => {
+      started();
       await backupAccount(db, accountId);
-    });
-    running.then((outcome) => {
-      if (!outcome) reject(new AppError("CONFLICT", "Another backup run is using the repository; try again when it has ended (GET /api/admin/backups)"));
-    }, (error) => console.error(`[backups] ${username}:`, (error as Error).message));
+    }).then(
+      (outcome) => outcome ?? refused(new AppError("CONFLICT", "Another backup run is using the repository; try again when it has ended (GET /api/admin/backups)")),
+      (error) => {
+        // Before the lease was held: the request's failure. After: the run's, already in the status.
+        refused(error);
+        console.error(`[backups] ${username}:`, (error as Error).message);
+      },
+    );
   });
-  await started;
   return { message: `A backup of ${username} has started; GET /api/admin/backups shows its outcome` };
 }
 
@@ -496,7 +506,7 @@ export async function backupAllAccounts(db: Database, notBackedUpSince?: Date): 
   const accounts = await db
     .select({ id: hostingAccounts.id, username: hostingAccounts.username })
     .from(hostingAccounts)
-    .leftJoin(accountBackups, eq(accountBackups.username, hostingAccounts.username))
+    .leftJoin(accountBackups, eq(accountBackups.accountId, hostingAccounts.id))
     .where(notBackedUpSince ? sql`${accountBackups.lastSuccessAt} is null or ${accountBackups.lastSuccessAt} < ${notBackedUpSince}` : undefined)
     .orderBy(asc(hostingAccounts.username));
   const failures: Record<string, string> = {};

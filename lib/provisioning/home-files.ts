@@ -195,6 +195,14 @@ export async function makeFileIn(dir: FileHandle, name: string, ownership: Owner
   }
 }
 
+/** Whether `dir` holds an entry `name` of any kind (a link is not followed: it counts as one). */
+export function entryExistsIn(dir: FileHandle, name: string): Promise<boolean> {
+  return fs.promises.lstat(inside(dir, name)).then(
+    () => true,
+    () => false,
+  );
+}
+
 /** The names in the directory open as `dir`. */
 export function listDirectory(dir: FileHandle): Promise<string[]> {
   return fs.promises.readdir(inside(dir));

@@ -11,7 +11,9 @@ import { AppError } from "@/lib/errors";
 // RESTIC_PASSWORD_FILE, never on a command line or in a log. Every failure is an AppError with
 // restic's own last lines, which the backup status shows.
 
+/** A backup or restore may take hours; a list of snapshots does not (a page waits for it). */
 const TIMEOUT_MS = 6 * 60 * 60_000;
+const LIST_TIMEOUT_MS = 2 * 60_000;
 
 /** The repository password file: made with 32 random bytes the first time, kept 0600. */
 export async function ensurePasswordFile(): Promise<string> {
@@ -41,13 +43,13 @@ const failure = (args: string[], why: string) => new AppError("VALIDATION", `res
  * Runs restic with `args`; `input`: a stream for its standard input (a database dump), piped,
  * never on disk. Resolves with its standard output.
  */
-export async function restic(args: string[], input?: Readable): Promise<string> {
+export async function restic(args: string[], input?: Readable, timeoutMs = TIMEOUT_MS): Promise<string> {
   const passwordFile = await ensurePasswordFile();
   return new Promise((resolve, reject) => {
     const child: ChildProcess = spawn(env().backup.restic, args, {
       env: resticEnv(passwordFile),
       stdio: [input ? "pipe" : "ignore", "pipe", "pipe"],
-      timeout: TIMEOUT_MS,
+      timeout: timeoutMs,
     });
     const out: Buffer[] = [];
     let stderr = "";
@@ -110,5 +112,5 @@ export interface ResticSnapshot {
 // Reads (snapshots, stats, dump, restore) pass --no-lock: a list or a restore must not fail
 // with "repository is already locked" while the nightly job prunes.
 export async function snapshotsTagged(tag: string): Promise<ResticSnapshot[]> {
-  return JSON.parse(await restic(["snapshots", "--no-lock", "--json", "--tag", tag])) as ResticSnapshot[];
+  return JSON.parse(await restic(["snapshots", "--no-lock", "--json", "--tag", tag], undefined, LIST_TIMEOUT_MS)) as ResticSnapshot[];
 }

@@ -139,12 +139,19 @@ for (const backend of testBackends()) {
       assert.equal(beside.status, 200, JSON.stringify(beside.body));
       assert.equal(fs.readFileSync(path.join(home(alice.username), "public_html", "index.yesterday.html"), "utf8"), "alice's site\n");
       assert.equal(fs.readFileSync(page, "utf8"), "edited today\n", "the live file stays");
-      for (const to of ["public_html/index.yesterday.html", "../escape.html", "public_html/missing-folder/x.html"]) {
+      const decoy = path.join(root, "decoy-beside");
+      fs.mkdirSync(decoy, { recursive: true });
+      fs.writeFileSync(path.join(decoy, "taken.html"), "outside\n");
+      execFileSync("runuser", ["-u", alice.username, "--", "ln", "-s", decoy, path.join(home(alice.username), "public_html", "link-out")]);
+      for (const to of ["public_html/index.yesterday.html", "../escape.html", "public_html/missing-folder/x.html", "public_html/link-out/taken.html", "public_html/link-out/new.html"]) {
         const refused = await as(alice).post(`/api/client/backups/${run}/restore`, { path: "public_html/index.html", to });
         assert.equal(refused.status, 422, `${to}: ${JSON.stringify(refused.body)}`);
         assert.ok(refused.body.errors?.to, JSON.stringify(refused.body));
       }
       assert.equal(fs.existsSync(path.join(home(alice.username), "escape.html")), false);
+      assert.deepEqual(fs.readdirSync(decoy), ["taken.html"], "nothing written through the customer's link");
+      assert.equal(fs.readFileSync(path.join(decoy, "taken.html"), "utf8"), "outside\n");
+      fs.rmSync(path.join(home(alice.username), "public_html", "link-out"));
       fs.rmSync(path.join(home(alice.username), "public_html", "index.yesterday.html"));
       fs.writeFileSync(page, "alice's site\n");
     });
@@ -260,6 +267,12 @@ for (const backend of testBackends()) {
       const newcomer = { id: again.body.id as number };
       assert.deepEqual((await as(newcomer).get("/api/client/backups")).body, { snapshots: [] });
       assert.deepEqual((await admin().get(`/api/admin/accounts/${newcomer.id}/backups`)).body, { snapshots: [] });
+      const status = (await admin().get("/api/admin/backups")).body.accounts.find((a: { account_id: number }) => a.account_id === newcomer.id);
+      assert.deepEqual(
+        { last_success_at: status.last_success_at, last_failure_at: status.last_failure_at, snapshots: status.snapshots },
+        { last_success_at: null, last_failure_at: null, snapshots: 0 },
+        "none of the old account's backup status",
+      );
       const refused = await as(newcomer).post(`/api/client/backups/${run}/restore`, { path: "public_html/index.html" });
       assert.equal(refused.status, 422);
       assert.ok(refused.body.errors?.snapshot);

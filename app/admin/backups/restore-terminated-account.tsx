@@ -2,10 +2,11 @@
 
 import Link from "next/link";
 import { useState } from "react";
-import { useAdminAction } from "@/components/form";
+import { describedBy, FieldFrame, UsernameConfirmationField, useAdminAction } from "@/components/form";
 import type { BackupRun } from "@/lib/backups/service";
 import { restoreTerminatedAccountAction, usernameRunsAction } from "./actions";
 import { shortTime } from "./format";
+import { RestorePointsTable } from "./restore-points-table";
 
 /** "Restore a terminated account": a username's restore points, each able to make the account again behind a confirmation. */
 export function RestoreTerminatedAccount() {
@@ -38,18 +39,17 @@ export function RestoreTerminatedAccount() {
           run(() => usernameRunsAction(lookedUp), (runs) => setFound({ username: lookedUp, runs: runs ?? [] }));
         }}
       >
-        <div className="field">
-          <label htmlFor="terminated-username">Username</label>
+        <FieldFrame id="terminated-username" label="Username" error={fieldError("username")}>
           <input
             id="terminated-username"
             type="text"
             autoComplete="off"
             value={username}
             aria-invalid={fieldError("username") ? true : undefined}
+            aria-describedby={describedBy("terminated-username", undefined, fieldError("username"))}
             onChange={(event) => setUsername(event.target.value)}
           />
-          {fieldError("username") && <div className="error">{fieldError("username")}</div>}
-        </div>
+        </FieldFrame>
         <button type="submit" disabled={pending || username.trim() === ""}>
           Find restore points
         </button>
@@ -60,30 +60,7 @@ export function RestoreTerminatedAccount() {
         </p>
       )}
       {found && found.runs.length > 0 && (
-        <div className="table-scroll">
-          <table className="data" aria-label={`Restore points of ${found.username}`}>
-            <thead>
-              <tr>
-                <th>Time</th>
-                <th>Databases</th>
-                <th aria-label="Actions" />
-              </tr>
-            </thead>
-            <tbody>
-              {found.runs.map((restorePoint) => (
-                <tr key={restorePoint.id}>
-                  <td>{shortTime(restorePoint.time)}</td>
-                  <td>{restorePoint.databases.length ? restorePoint.databases.join(", ") : <span className="muted">none</span>}</td>
-                  <td>
-                    <button type="button" aria-label={`Restore account from ${shortTime(restorePoint.time)}`} onClick={() => setRestoring(restorePoint)}>
-                      Restore account…
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <RestorePointsTable label={`Restore points of ${found.username}`} restorePoints={found.runs} action="Restore account" onPick={setRestoring} />
       )}
       {found && restoring && (
         <RestoreAccountForm
@@ -142,18 +119,7 @@ function RestoreAccountForm({
           {state.error}
         </p>
       )}
-      <div className="field">
-        <label htmlFor="restore-account-confirmation">Type the username to confirm</label>
-        <input
-          id="restore-account-confirmation"
-          type="text"
-          autoComplete="off"
-          value={confirmation}
-          aria-invalid={fieldError("confirmation") ? true : undefined}
-          onChange={(event) => setConfirmation(event.target.value)}
-        />
-        {fieldError("confirmation") && <div className="error">{fieldError("confirmation")}</div>}
-      </div>
+      <UsernameConfirmationField id="restore-account-confirmation" value={confirmation} onChange={setConfirmation} error={fieldError("confirmation")} />
       <button type="submit" className="danger" disabled={pending || confirmation.trim() === ""}>
         Restore account {username}
       </button>{" "}

@@ -2,7 +2,7 @@
 
 import { useRouter } from "next/navigation";
 import { useState } from "react";
-import { useAdminAction } from "@/components/form";
+import { UsernameConfirmationField, useAdminAction } from "@/components/form";
 import { suspendAccountAction, terminateAccountAction, unsuspendAccountAction } from "../../actions";
 
 /** Suspend / Unsuspend, and Terminate behind a confirmation that asks for the username. */
@@ -56,18 +56,7 @@ export function AccountLifecycle({ account }: { account: { id: number; username:
             Terminating removes everything of <strong>{account.username}</strong> — its databases and their users on the
             database server, its zone files, domains, DNS records and API keys. It cannot be undone.
           </p>
-          <div className="field">
-            <label htmlFor="terminate-confirmation">Type the username to confirm</label>
-            <input
-              id="terminate-confirmation"
-              type="text"
-              autoComplete="off"
-              value={confirmation}
-              aria-invalid={fieldError("confirmation") ? true : undefined}
-              onChange={(event) => setConfirmation(event.target.value)}
-            />
-            {fieldError("confirmation") && <div className="error">{fieldError("confirmation")}</div>}
-          </div>
+          <UsernameConfirmationField id="terminate-confirmation" value={confirmation} onChange={setConfirmation} error={fieldError("confirmation")} />
           <button type="submit" className="danger" disabled={pending || confirmation.trim() !== account.username}>
             Terminate {account.username}
           </button>{" "}

@@ -1,9 +1,10 @@
 "use client";
 
 import { useState } from "react";
-import { useAdminAction } from "@/components/form";
+import { describedBy, FieldFrame, UsernameConfirmationField, useAdminAction } from "@/components/form";
 import { backupNowAction, restoreFromRunAction } from "@/app/admin/backups/actions";
 import { shortTime } from "@/app/admin/backups/format";
+import { RestorePointsTable } from "@/app/admin/backups/restore-points-table";
 import type { AccountBackupStatus } from "@/lib/backups/schemas";
 import type { BackupRun } from "@/lib/backups/service";
 
@@ -62,44 +63,15 @@ export function Backups({
         </p>
       )}
       <h3>Restore points</h3>
-      <div className="table-scroll">
-        <table className="data" aria-label="Restore points">
-          <thead>
-            <tr>
-              <th>Time</th>
-              <th>Databases</th>
-              <th aria-label="Actions" />
-            </tr>
-          </thead>
-          <tbody>
-            {runs.length === 0 && (
-              <tr>
-                <td colSpan={3} className="muted">
-                  No restore points yet.
-                </td>
-              </tr>
-            )}
-            {runs.map((restorePoint) => (
-              <tr key={restorePoint.id}>
-                <td>{shortTime(restorePoint.time)}</td>
-                <td>{restorePoint.databases.length ? restorePoint.databases.join(", ") : <span className="muted">none</span>}</td>
-                <td>
-                  <button
-                    type="button"
-                    aria-label={`Restore from ${shortTime(restorePoint.time)}`}
-                    onClick={() => {
-                      setMessage(null);
-                      setRestoring(restorePoint);
-                    }}
-                  >
-                    Restore…
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <RestorePointsTable
+        label="Restore points"
+        restorePoints={runs}
+        action="Restore"
+        onPick={(restorePoint) => {
+          setMessage(null);
+          setRestoring(restorePoint);
+        }}
+      />
       {restoring && (
         <RestoreForm
           key={restoring.id}
@@ -183,12 +155,12 @@ function RestoreForm({
         </label>
       </fieldset>
       {choice === "database" && (
-        <div className="field">
-          <label htmlFor="restore-database">Database</label>
+        <FieldFrame id="restore-database" label="Database" error={fieldError("database")}>
           <select
             id="restore-database"
             value={database}
             aria-invalid={fieldError("database") ? true : undefined}
+            aria-describedby={describedBy("restore-database", undefined, fieldError("database"))}
             onChange={(event) => setDatabase(event.target.value)}
           >
             {restorePoint.databases.map((name) => (
@@ -197,39 +169,25 @@ function RestoreForm({
               </option>
             ))}
           </select>
-          {fieldError("database") && <div className="error">{fieldError("database")}</div>}
-        </div>
+        </FieldFrame>
       )}
       {choice === "path" && (
-        <div className="field">
-          <label htmlFor="restore-path">Path, relative to the home</label>
+        <FieldFrame id="restore-path" label="Path" hint="Relative to the home, e.g. public_html/index.php" error={fieldError("path")}>
           <input
             id="restore-path"
             type="text"
-            placeholder="public_html/index.php"
             value={relativePath}
             aria-invalid={fieldError("path") ? true : undefined}
+            aria-describedby={describedBy("restore-path", true, fieldError("path"))}
             onChange={(event) => setRelativePath(event.target.value)}
           />
-          {fieldError("path") && <div className="error">{fieldError("path")}</div>}
-        </div>
+        </FieldFrame>
       )}
       <p>
         <strong>{replaced}</strong> of {account.username} will be replaced by the backup&apos;s copy: what is there now is overwritten
         and changes made since {shortTime(restorePoint.time)} are lost.
       </p>
-      <div className="field">
-        <label htmlFor="restore-confirmation">Type the username to confirm</label>
-        <input
-          id="restore-confirmation"
-          type="text"
-          autoComplete="off"
-          value={confirmation}
-          aria-invalid={fieldError("confirmation") ? true : undefined}
-          onChange={(event) => setConfirmation(event.target.value)}
-        />
-        {fieldError("confirmation") && <div className="error">{fieldError("confirmation")}</div>}
-      </div>
+      <UsernameConfirmationField id="restore-confirmation" value={confirmation} onChange={setConfirmation} error={fieldError("confirmation")} />
       <button type="submit" className="danger" disabled={pending || confirmation.trim() === ""}>
         Restore
       </button>{" "}

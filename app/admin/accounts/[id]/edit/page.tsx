@@ -29,7 +29,7 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
     (runs) => ({ runs, error: null }),
     (error: Error) => ({ runs: [], error: error.message }),
   );
-  const backup = (await backupStatus(db, ADMIN)).accounts.find((row) => row.account_id === account.id) ?? null;
+  const [backup = null] = (await backupStatus(db, ADMIN, account.id)).accounts;
   return (
     <>
       <Breadcrumbs trail={[{ label: "Hosting" }, { label: "Hosting accounts", href: "/admin/accounts" }, { label: account.username }]} />
