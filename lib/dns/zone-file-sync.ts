@@ -1,7 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { dnsRecords, domains } from "@/db/schema";
-import { removeOrphanTemporaryFiles, writeZoneFile, writeZoneFiles } from "@/lib/provisioning/zone-files";
+import { removeOrphanTemporaryFiles, writeZoneFile, writeZoneFiles, type ZoneRecord } from "@/lib/provisioning/zone-files";
 import { zoneRecords } from "./zone";
 
 /** A zone as stored: its domain name, serial and records. */
@@ -41,9 +41,26 @@ export async function syncZoneFile(db: Queryable, domainId: number): Promise<Zon
 export async function syncAllZoneFiles(db: Queryable): Promise<void> {
   await removeOrphanTemporaryFiles();
   const zones = await db.select({ id: domains.id, domain: domains.domain, serial: domains.soaSerial }).from(domains).orderBy(asc(domains.id));
-  const records = await db.select().from(dnsRecords).orderBy(asc(dnsRecords.domainId), asc(dnsRecords.id));
-  const byDomain = new Map<number, (typeof records)[number][]>();
-  for (const record of records) byDomain.set(record.domainId, [...(byDomain.get(record.domainId) ?? []), record]);
+  // Only what a zone file renders (10,000 zones at start: no timestamps to map).
+  const records = await db
+    .select({
+      domainId: dnsRecords.domainId,
+      name: dnsRecords.name,
+      type: dnsRecords.type,
+      content: dnsRecords.content,
+      ttl: dnsRecords.ttl,
+      priority: dnsRecords.priority,
+      weight: dnsRecords.weight,
+      port: dnsRecords.port,
+    })
+    .from(dnsRecords)
+    .orderBy(asc(dnsRecords.domainId), asc(dnsRecords.id));
+  const byDomain = new Map<number, ZoneRecord[]>();
+  for (const record of records) {
+    const zone = byDomain.get(record.domainId);
+    if (zone) zone.push(record);
+    else byDomain.set(record.domainId, [record]);
+  }
   try {
     await writeZoneFiles(zones.map((zone) => ({ domain: zone.domain, serial: zone.serial, records: byDomain.get(zone.id) ?? [] })));
   } catch (error) {

@@ -44,8 +44,6 @@ async function certificateOf(domain: string) {
 interface Hosting {
   sites: Site[];
   pools: Pool[];
-  /** The accounts that have domains. */
-  usernames: Set<string>;
 }
 
 /** The sites and pools of the given accounts (all when `accountIds` is undefined), from the database. */
@@ -85,6 +83,7 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
   const pools = new Map<string, Pool>();
   for (const row of served) {
     const home = homeOf(row.username);
+    const logs = accountLogDir(row.username);
     const php = settings.get(row.accountId)!;
     // Only the php profile runs PHP; a static or proxied domain never reaches a pool.
     const version = row.fpm && row.profile === "php" ? row.php : null;
@@ -103,8 +102,8 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
       username: row.username,
       serverNames: siteNames(row.domain, row.type, parked.get(row.id) ?? []),
       documentRoot: path.join(home, row.path ?? "public_html"),
-      accessLog: path.join(accountLogDir(row.username), accessLogName(row.domain)),
-      errorLog: path.join(accountLogDir(row.username), NGINX_ERROR_LOG),
+      accessLog: path.join(logs, accessLogName(row.domain)),
+      errorLog: path.join(logs, NGINX_ERROR_LOG),
       profile: row.profile,
       phpSocket: version ? poolSocketPath(row.username, version) : null,
       proxyPort: row.proxyPort,
@@ -113,7 +112,7 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
       tls: certificates.get(row.domain) ?? null,
     });
   }
-  return { sites, pools: [...pools.values()], usernames: new Set(rows.map((row) => row.username)) };
+  return { sites, pools: [...pools.values()] };
 }
 
 const render = (sites: Site[]): SiteChange[] => {
@@ -121,7 +120,7 @@ const render = (sites: Site[]): SiteChange[] => {
   return sites.map((site) => ({ domain: site.domain, contents: renderSite(site, settings) }));
 };
 
-const logDirs = (usernames: Iterable<string>) => [...usernames].map(accountLogDir);
+const accessLogs = (sites: Site[]) => sites.map((site) => site.accessLog);
 
 /** Writes the pools wanted (before the sites that use their sockets), reloading what changed. */
 async function writePools(wanted: Pool[]): Promise<void> {
@@ -163,7 +162,7 @@ export async function syncAccountSites(
   const removedDomains = options.removedDomains ?? [];
   await writePools(hosting.pools);
   const removals = removedDomains.map((domain) => ({ domain, contents: null }));
-  await applySites([...render(hosting.sites), ...removals], logDirs([account.username]));
+  await applySites([...render(hosting.sites), ...removals], accessLogs(hosting.sites));
   await removeUnusedPools(db, account.username, hosting.pools);
 }
 
@@ -234,7 +233,7 @@ export async function provisionAccount(db: Queryable, accountId: number): Promis
       const hosting = await loadHosting(db, [accountId]);
       for (const site of hosting.sites) await createDocumentRoot(homeOf(username), site.documentRoot, fileOwner(username), env().webServerGroup);
       siteDomains = hosting.sites.map((site) => site.domain);
-      await applySites(render(hosting.sites), logDirs([username]));
+      await applySites(render(hosting.sites), accessLogs(hosting.sites));
     }
   } catch (error) {
     siteDomains = [];
@@ -335,7 +334,7 @@ async function writeAllSites(db: Queryable, onTestStart: () => void): Promise<vo
   }
   await reloadPhp(versions);
   try {
-    await applySites(changes, logDirs(hosting.usernames), onTestStart);
+    await applySites(changes, accessLogs(hosting.sites), onTestStart);
   } catch (error) {
     console.error("[web] the sites could not be written at start:", (error as Error).message);
   }

@@ -21,6 +21,12 @@ export async function linuxUserExists(username: string): Promise<boolean> {
   return (await linuxUsernames()).has(username);
 }
 
+/** The id of the Linux user of this name; null when there is none. */
+export async function linuxUserId(username: string): Promise<number | null> {
+  const entry = (await entries("/etc/passwd")).find(([name]) => name === username);
+  return entry ? Number(entry[2]) : null;
+}
+
 /** Every group of this machine by name, with its id. */
 export async function linuxGroupIds(): Promise<Map<string, number>> {
   return new Map((await entries("/etc/group")).map(([name, , gid]) => [name, Number(gid)]));

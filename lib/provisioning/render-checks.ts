@@ -70,7 +70,9 @@ export function checkedLinuxName(renderer: string, kind: string, value: unknown)
   return checkedString(renderer, kind, value, LINUX_NAME, "a user or group name holds only a-z, 0-9, _ and - (not first), at most 32");
 }
 
-const PATH_CHARACTERS = /^\/[A-Za-z0-9._/-]*$/;
+// `/`, or components of one or more letters, digits and `. _ -`, each after a `/` and none of
+// them `.` or `..`: so no empty component (`//`) and no final `/`.
+const NORMAL_ABSOLUTE_PATH = /^(?:\/|(?:\/(?!\.\.?(?:\/|$))[A-Za-z0-9._-]+)+)$/;
 
 /**
  * An absolute path in normal form, of letters, digits and `. _ - /` only: no `.` or `..`
@@ -78,10 +80,7 @@ const PATH_CHARACTERS = /^\/[A-Za-z0-9._/-]*$/;
  */
 export function checkedAbsolutePath(renderer: string, kind: string, value: unknown): string {
   const rule = "a path is absolute, of letters, digits and . _ - / only, with no . or .. component, // or final /";
-  if (typeof value !== "string" || value.length > 4096 || !PATH_CHARACTERS.test(value)) refuseRenderedValue(renderer, kind, value, rule);
-  if (value !== "/" && (value.endsWith("/") || value.split("/").slice(1).some((part) => part === "" || part === "." || part === ".."))) {
-    refuseRenderedValue(renderer, kind, value, rule);
-  }
+  if (typeof value !== "string" || value.length > 4096 || !NORMAL_ABSOLUTE_PATH.test(value)) refuseRenderedValue(renderer, kind, value, rule);
   return value;
 }
 

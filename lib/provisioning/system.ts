@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 
@@ -23,8 +24,8 @@ const MOST_FILES_FSYNCED_ONE_BY_ONE = 64;
 
 const PARALLEL_FILES = 64;
 
-const temporaryPath = (target: string) =>
-  path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
+/** `.<name>.<12 hex>.tmp` beside the target; one random `batch` for all the files of a batch (their names differ). */
+const temporaryPath = (target: string, batch: string) => path.join(path.dirname(target), `.${path.basename(target)}.${batch}.tmp`);
 
 /**
  * Writes each file through a temporary file and rename: readers see old or new, never half.
@@ -32,30 +33,36 @@ const temporaryPath = (target: string) =>
  * batch by one flush of the file system), so a crash leaves old or new too. On a failure the
  * temporary files left are removed and the error thrown; files already renamed stay (each is
  * whole: callers that must undo a batch put back what they read before it).
+ *
+ * The temporary files are created, written and renamed synchronously: each of those steps is a
+ * few tens of µs of the kernel's work, less than a trip through libuv's thread pool and a promise
+ * (10,000 files of 1.5 KB, this machine: 0.6 s so, 1.1–1.4 s through fs/promises). Only the
+ * flush, which waits for the disk, is asynchronous.
  */
 export async function writeFilesAtomically(files: readonly FileToWrite[]): Promise<void> {
   const dirs = [...new Set(files.map((file) => path.dirname(file.path)))];
-  for (const dir of dirs) await fs.mkdir(dir, { recursive: true });
-  const temporaries = files.map((file) => temporaryPath(file.path));
-  const indexes = files.map((_, index) => index);
-  const fsyncEach = files.length <= MOST_FILES_FSYNCED_ONE_BY_ONE;
+  for (const dir of dirs) fsSync.mkdirSync(dir, { recursive: true });
+  const batch = randomBytes(6).toString("hex");
+  const temporaries: string[] = [];
   try {
-    await eachLimited(indexes, PARALLEL_FILES, async (index) => {
-      const file = files[index];
-      const handle = await fs.open(temporaries[index], "w", file.mode ?? 0o644);
+    for (const file of files) {
+      const temporary = temporaryPath(file.path, batch);
+      // O_EXCL: a new file, never one (or a link) already there.
+      const fd = fsSync.openSync(temporary, "wx", file.mode ?? 0o644);
+      temporaries.push(temporary);
       try {
         // Given to its owner before it takes the target's place: never readable by the wrong one.
-        if (file.owner) await handle.chown(file.owner.uid, file.owner.gid);
-        await handle.writeFile(file.contents);
-        if (fsyncEach) await handle.sync();
+        if (file.owner) fsSync.fchownSync(fd, file.owner.uid, file.owner.gid);
+        fsSync.writeFileSync(fd, file.contents);
       } finally {
-        await handle.close();
+        fsSync.closeSync(fd);
       }
-    });
-    if (!fsyncEach) await flushToDisk(dirs, temporaries);
-    await eachLimited(indexes, PARALLEL_FILES, (index) => fs.rename(temporaries[index], files[index].path));
+    }
+    if (files.length <= MOST_FILES_FSYNCED_ONE_BY_ONE) await fsyncEach(temporaries);
+    else await flushToDisk(dirs, temporaries);
+    files.forEach((file, index) => fsSync.renameSync(temporaries[index], file.path));
   } catch (error) {
-    await eachLimited(temporaries, PARALLEL_FILES, (temporary) => fs.rm(temporary, { force: true }));
+    for (const temporary of temporaries) fsSync.rmSync(temporary, { force: true });
     throw error;
   }
 }
@@ -70,6 +77,18 @@ export async function writeAtomically(
   await writeFilesAtomically([{ path: target, contents, mode, owner }]);
 }
 
+/** Puts each file on disk (fsync), a few at a time. */
+async function fsyncEach(files: string[]): Promise<void> {
+  await eachLimited(files, PARALLEL_FILES, async (file) => {
+    const handle = await fs.open(file, "r");
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  });
+}
+
 /**
  * Puts the files on disk: one `sync -f` (syncfs) per directory's file system; where that fails
  * (a `sync` without -f), an fsync of each file.
@@ -77,16 +96,7 @@ export async function writeAtomically(
 async function flushToDisk(dirs: string[], files: string[]): Promise<void> {
   for (const dir of dirs) {
     const failure = await runCommand("sync -f {dir}", { dir });
-    if (failure === null) continue;
-    await eachLimited(files, PARALLEL_FILES, async (file) => {
-      const handle = await fs.open(file, "r");
-      try {
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    });
-    return;
+    if (failure !== null) return fsyncEach(files);
   }
 }
 
@@ -111,11 +121,9 @@ export async function readFilesIfExist(files: readonly string[]): Promise<Map<st
     });
     listed.set(dir, new Set(names));
   }
-  const contents = new Map<string, string | null>();
-  await eachLimited(files, PARALLEL_FILES, async (file) => {
-    const present = listed.get(path.dirname(file))?.has(path.basename(file));
-    contents.set(file, present ? await readIfExists(file) : null);
-  });
+  const contents = new Map<string, string | null>(files.map((file) => [file, null]));
+  const present = files.filter((file) => listed.get(path.dirname(file))?.has(path.basename(file)));
+  await eachLimited(present, PARALLEL_FILES, async (file) => void contents.set(file, await readIfExists(file)));
   return contents;
 }
 

@@ -101,6 +101,28 @@ for (const backend of testBackends()) {
       assert.equal(shell(), "/usr/sbin/nologin");
     });
 
+    test("without PHP: files and directories are served, a missing path is 404, .php sources and dot files are refused (403), /.well-known/ is served", async () => {
+      const docroot = path.join(home(), "public_html");
+      fs.writeFileSync(path.join(docroot, "page.html"), "a page\n");
+      fs.writeFileSync(path.join(docroot, "config.php"), "<?php $password = 'secret';\n");
+      fs.mkdirSync(path.join(docroot, ".git"));
+      fs.writeFileSync(path.join(docroot, ".git", "config"), "[core]\n");
+      fs.writeFileSync(path.join(docroot, ".env"), "SECRET=1\n");
+      fs.mkdirSync(path.join(docroot, ".well-known"));
+      fs.writeFileSync(path.join(docroot, ".well-known", "security.txt"), "Contact: admin@example.org\n");
+      fs.mkdirSync(path.join(docroot, "docs"));
+      fs.writeFileSync(path.join(docroot, "docs", "index.html"), "the docs\n");
+      assert.equal((await visitUntil(domain, (a) => a.status === 200, "/page.html")).text, "a page\n");
+      assert.equal((await visit(domain, "/docs/")).text, "the docs\n");
+      assert.equal((await visit(domain, "/missing")).status, 404);
+      for (const refused of ["/config.php", "/config.php/more", "/.git/config", "/.env"]) {
+        const answer = await visit(domain, refused);
+        assert.equal(answer.status, 403, refused);
+        assert.doesNotMatch(answer.text, /secret|SECRET|core/, refused);
+      }
+      assert.equal((await visit(domain, "/.well-known/security.txt")).text, "Contact: admin@example.org\n");
+    });
+
     test("index.php of the main domain runs through nginx on the account's PHP-FPM pool, as the account's user", async () => {
       fs.writeFileSync(path.join(home(), "public_html", "index.php"), WHOAMI);
       const configured = await client().post("/api/client/account/configure-php", {
@@ -113,6 +135,10 @@ for (const backend of testBackends()) {
       assert.equal(answer.status, 200, answer.text);
       assert.match(answer.text, new RegExp(`^php 8\\.2\\.\\d+ as ${username}$`, "m"));
       assert.equal((await visit(`www.${domain}`)).text, answer.text, "www. serves the same site");
+      assert.equal((await visit(domain, "/2026/11/a-permalink/?p=1")).text, answer.text, "what is no file goes to the front controller");
+      assert.equal((await visit(domain, "/docs/")).text, "the docs\n", "a directory's index.html is still served");
+      assert.equal((await visit(domain, "/missing.php")).status, 404);
+      assert.equal((await visit(domain, "/.env")).status, 403, "dot files stay refused");
     });
 
     test("a subdomain and a parked domain are served", async () => {

@@ -19,7 +19,7 @@ const site = (overrides: Partial<Site>): Site => ({
   username: "alice",
   serverNames: ["alice.example", "www.alice.example"],
   documentRoot: "/home/alice/public_html",
-  accessLog: "/home/alice/logs/alice.example.log",
+  accessLog: `/home/alice/logs/${overrides.domain ?? "alice.example"}.log`,
   errorLog: "/home/alice/logs/nginx-error.log",
   profile: "php",
   phpSocket: null,
@@ -38,12 +38,12 @@ test("a domain: its name and www., document root, combined access log and error 
   assert.match(http, /^\s+listen 8080;$/m);
   assert.match(http, /^\s+server_name alice\.example www\.alice\.example;$/m);
   assert.match(http, /^\s+root \/home\/alice\/public_html;$/m);
-  assert.match(http, /^\s+access_log \/home\/alice\/logs\/alice\.example\.log combined;$/m);
+  assert.match(http, /^\s+access_log \/home\/alice\/logs\/\$server_name\.log combined;$/m, "<domain>.log, named through the server's first name");
   assert.match(http, /^\s+error_log \/home\/alice\/logs\/nginx-error\.log;$/m);
   assert.match(http, /location \^~ \/\.well-known\/acme-challenge\/ \{\s+root \/srv\/panel\/acme-challenge;/);
-  assert.match(http, /location ~ \\\.php\(\/\|\$\) \{\s+return 403;/, "PHP source is never sent as text");
+  assert.ok(http.includes("location ~ \\.php(/|$)|/\\.(?!well-known) {\n        return 403;"), "PHP source is never sent as text, nor dot files");
   assert.doesNotMatch(http, /fastcgi_pass/);
-  assert.match(http, /location \/ \{\s+try_files \$uri \$uri\/ =404;/, "no front controller without PHP");
+  assert.match(http, /^    try_files \$uri \$uri\/ =404;$/m, "no front controller without PHP");
   assert.match(http, /^\s+client_max_body_size 64m;$/m);
 });
 
@@ -61,7 +61,8 @@ test("a subdomain with PHP: only its own name, and .php passed to the account's 
   assert.match(text, /fastcgi_pass unix:\/run\/php\/alice-php8\.2\.sock;/);
   assert.match(text, /fastcgi_param SCRIPT_FILENAME \$document_root\$fastcgi_script_name;/);
   assert.match(text, /^\s+index index\.php index\.html index\.htm;$/m);
-  assert.match(text, /location \/ \{\s+try_files \$uri \$uri\/ \/index\.php\?\$args;/, "the front controller: permalinks reach index.php");
+  assert.match(text, /^    try_files \$uri \$uri\/ \/index\.php\?\$args;$/m, "the front controller: permalinks reach index.php");
+  assert.match(text, /location ~ \/\\\.\(\?!well-known\) \{\s+deny all;/, "dot files are refused");
 });
 
 test("the static profile never reaches PHP; the proxy profile passes everything but the ACME challenge to the account's port", () => {
@@ -74,7 +75,7 @@ test("the static profile never reaches PHP; the proxy profile passes everything 
   }
   assert.match(proxied, /acme-challenge/);
   assert.match(proxied, /client_max_body_size 20m;/);
-  assert.doesNotMatch(proxied, /root \/home/);
+  assert.doesNotMatch(proxied, /try_files \$uri \$uri\//, "no file of the home is served");
   assert.throws(() => renderSite(site({ profile: "proxy", proxyPort: null }), settings), /proxy port/);
   assert.throws(() => renderSite(site({ profile: "proxy", proxyPort: 70000 }), settings), /proxy port/);
 });
@@ -93,7 +94,7 @@ test("suspended: 503 with a short page for everything but the ACME challenge", (
   const text = renderSite(site({ suspended: true, phpSocket: "/run/php/alice-php8.2.sock" }), settings);
   assert.match(text, /location \/ \{\s+default_type text\/html;\s+return 503 '[^']*suspended[^']*';/);
   assert.match(text, /acme-challenge/);
-  assert.doesNotMatch(text, /fastcgi_pass|root \/home/, "nothing of the site is reachable");
+  assert.doesNotMatch(text, /fastcgi_pass|try_files \$uri \$uri\//, "nothing of the site is reachable");
 });
 
 test("with a certificate: HTTPS block on WEB_HTTPS_PORT; HTTP redirects there except the ACME challenge", () => {
@@ -101,7 +102,7 @@ test("with a certificate: HTTPS block on WEB_HTTPS_PORT; HTTP redirects there ex
   const [http, https] = blocks(renderSite(site({ tls, phpSocket: "/run/php/alice-php8.2.sock" }), settings));
   assert.match(http, /location \^~ \/\.well-known\/acme-challenge\//);
   assert.match(http, /location \/ \{\s+return 301 https:\/\/\$host:8443\$request_uri;/);
-  assert.doesNotMatch(http, /fastcgi_pass|root \/home/);
+  assert.doesNotMatch(http, /fastcgi_pass|try_files \$uri \$uri\//);
   assert.match(https, /^\s+listen 8443 ssl;$/m);
   assert.match(https, /ssl_certificate \/srv\/panel\/certs\/alice\.example\/fullchain\.pem;/);
   assert.match(https, /ssl_certificate_key \/srv\/panel\/certs\/alice\.example\/privkey\.pem;/);
@@ -112,6 +113,12 @@ test("with a certificate: HTTPS block on WEB_HTTPS_PORT; HTTP redirects there ex
 
 test("a path that would break out of its directive is refused, never written", () => {
   assert.throws(() => renderSite(site({ documentRoot: "/home/alice/x; include /etc/passwd" }), settings));
+});
+
+test("the access log is <domain>.log in the home's logs/ and the domain is the first server name ($server_name names the log)", () => {
+  assert.throws(() => renderSite(site({ accessLog: "/home/alice/logs/other.example.log" }), settings), /access log/);
+  assert.throws(() => renderSite(site({ accessLog: "/home/alice/alice.example.log" }), settings), /access log/);
+  assert.throws(() => renderSite(site({ serverNames: ["www.alice.example", "alice.example"] }), settings), /first server name/);
 });
 
 test("the pool runs as the account's user, on demand, open_basedir limited to the home and its tmp", () => {

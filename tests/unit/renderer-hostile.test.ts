@@ -16,7 +16,9 @@ import { renderZoneFile, type Zone, type ZoneRecord } from "@/lib/provisioning/z
 // character, paths leaving their roots; and normal values still render byte for byte what the
 // renderers wrote before these checks (tests/unit/fixtures/rendered/, made by the old code, then
 // changed only by the lines later features added: client_max_body_size, the front controller,
-// the PHP settings).
+// the PHP settings, and the lighter server block of the 10,000-domain start: root and the
+// access log named by $server_name in every block, try_files at the server's level, one
+// location refusing .php sources and dot files when there is no PHP).
 
 const FIXTURES = path.join(import.meta.dirname, "fixtures", "rendered");
 const fixture = (name: string) => fs.readFileSync(path.join(FIXTURES, name), "utf8");
