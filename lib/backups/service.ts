@@ -26,10 +26,11 @@ import { createDatabase, deleteDatabase, MAX_DATABASE_NAME, prefixedName } from 
 import { env } from "@/lib/env";
 import { AppError, notFound, validationError } from "@/lib/errors";
 import { homeOf } from "@/lib/hosting/home";
-import { RUN_ID } from "./schemas";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { entryExistsIn, LinkInHomeError, openDirectoryPath, openTrustedDirectory, pathComponents } from "@/lib/provisioning/home-files";
 import { ensureRepository, isMissingRepository, restic, resticStream, snapshotsTagged, type ResticSnapshot } from "@/lib/provisioning/restic";
+import { childExit, exitReason } from "@/lib/provisioning/system";
+import { RUN_ID } from "./schemas";
 
 // Backups (README "Backups"): restic, one restore point ("run") per account per backup. restic
 // 0.14 (Debian 12) cannot put a file tree and a program's output in one snapshot, so a run is
@@ -112,12 +113,14 @@ async function backupDatabase(database: string, tags: string[]): Promise<void> {
     env: connection.env,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stderr = "";
-  dump.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
-  const dumped = new Promise<void>((resolve, reject) => {
-    dump.on("error", (error) => reject(new AppError("VALIDATION", `mariadb-dump could not run: ${error.message}`)));
-    dump.on("close", (code) => (code === 0 ? resolve() : reject(new AppError("VALIDATION", `mariadb-dump of ${database} failed: ${stderr.trim() || `exit ${code}`}`))));
-  });
+  const dumped = childExit(dump).then(
+    (exit) => {
+      if (exit.code !== 0) throw new AppError("VALIDATION", `mariadb-dump of ${database} failed: ${exitReason(exit)}`);
+    },
+    (error: Error) => {
+      throw new AppError("VALIDATION", `mariadb-dump could not run: ${error.message}`);
+    },
+  );
   const stored = restic(["backup", "--stdin", "--stdin-filename", `${database}.sql`, ...tags.flatMap((tag) => ["--tag", tag])], dump.stdout);
   const [dumpResult, storeResult] = await Promise.allSettled([dumped, stored]);
   if (dumpResult.status === "rejected") {
@@ -228,18 +231,11 @@ function checkedRelativePath(relative: string, field: string): string[] {
  * One step of a restore (a command without a shell). Its failure is logged with the tool's own
  * words, which name server paths, and answered with `what` it could not do.
  */
-function restoreStep(command: string, args: string[], what: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
-    child.on("error", (error) => reject(error));
-    child.on("close", (code) => {
-      if (code === 0) return resolve();
-      console.error(`[backups] ${command} failed: ${stderr.trim()}`);
-      reject(new AppError("VALIDATION", `The restore could not ${what}`));
-    });
-  });
+async function restoreStep(command: string, args: string[], what: string): Promise<void> {
+  const exit = await childExit(spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] }));
+  if (exit.code === 0) return;
+  console.error(`[backups] ${command} failed: ${exitReason(exit)}`);
+  throw new AppError("VALIDATION", `The restore could not ${what}`);
 }
 
 /**
@@ -367,14 +363,16 @@ export async function loadDump(snapshot: ResticSnapshot, database: string, into:
   if (!connection) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
   const { stdout, done } = await resticStream(["dump", "--no-lock", snapshot.id, `/${database}.sql`]);
   const load = spawn("mariadb", [...connection.args, into], { env: connection.env, stdio: ["pipe", "ignore", "pipe"] });
-  let stderr = "";
-  load.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
+  const loaded = childExit(load).then(
+    (exit) => {
+      if (exit.code !== 0) throw new AppError("VALIDATION", `The dump of ${database} did not load: ${exitReason(exit)}`);
+    },
+    (error: Error) => {
+      throw new AppError("VALIDATION", `mariadb could not run: ${error.message}`);
+    },
+  );
   load.stdin.on("error", () => undefined); // mariadb gone: its exit says why
   stdout.pipe(withoutDatabaseStatements()).pipe(load.stdin);
-  const loaded = new Promise<void>((resolve, reject) => {
-    load.on("error", (error) => reject(new AppError("VALIDATION", `mariadb could not run: ${error.message}`)));
-    load.on("close", (code) => (code === 0 ? resolve() : reject(new AppError("VALIDATION", `The dump of ${database} did not load: ${stderr.trim()}`))));
-  });
   await Promise.all([done, loaded]);
 }
 

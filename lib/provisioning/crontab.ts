@@ -3,6 +3,7 @@ import path from "node:path";
 import { AppError } from "@/lib/errors";
 import { scheduleProblem } from "@/lib/cron/schedule";
 import { checkedAbsolutePath, checkedLinuxName, refuseRenderedValue } from "./render-checks";
+import { type ChildExit, childExit, exitReason } from "./system";
 
 // Each account's crontab (Debian `cron`), installed with `crontab -u <user> -` from the
 // database: the jobs run as the account's user, in its home, their output appended to
@@ -43,23 +44,20 @@ export function renderCrontab(home: string, jobs: CronLine[]): string {
 }
 
 /** Runs crontab; `needed`: false when there is nothing to run (a server without cron then has nothing to do). */
-function crontab(args: string[], input: string, needed: boolean): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("crontab", args, { stdio: ["pipe", "ignore", "pipe"], timeout: 30_000 });
-    let stderr = "";
-    child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
-    child.on("error", (error: NodeJS.ErrnoException) => {
-      if (error.code === "ENOENT" && !needed) return resolve();
-      reject(new AppError("VALIDATION", `Cron jobs are unavailable: crontab could not run (${error.message}; Debian package cron)`));
-    });
-    child.on("close", (code) => {
-      // `crontab -r` of a user without a crontab: nothing to remove.
-      if (code === 0 || (args.includes("-r") && /no crontab/i.test(stderr))) resolve();
-      else reject(new AppError("VALIDATION", `crontab refused the account's jobs: ${stderr.trim() || `exit ${code}`}`));
-    });
-    child.stdin!.on("error", () => undefined); // crontab missing: reported by "error" above
-    child.stdin!.end(input);
-  });
+async function crontab(args: string[], input: string, needed: boolean): Promise<void> {
+  const child = spawn("crontab", args, { stdio: ["pipe", "ignore", "pipe"], timeout: 30_000 });
+  child.stdin!.on("error", () => undefined); // crontab missing: reported by childExit
+  child.stdin!.end(input);
+  let exit: ChildExit;
+  try {
+    exit = await childExit(child);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" && !needed) return;
+    throw new AppError("VALIDATION", `Cron jobs are unavailable: crontab could not run (${(error as Error).message}; Debian package cron)`);
+  }
+  // `crontab -r` of a user without a crontab: nothing to remove.
+  if (exit.code === 0 || (args.includes("-r") && /no crontab/i.test(exit.stderr))) return;
+  throw new AppError("VALIDATION", `crontab refused the account's jobs: ${exitReason(exit)}`);
 }
 
 /** Installs the account's crontab (replacing the one it had); `jobs`: how many it holds. */

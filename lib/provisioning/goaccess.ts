@@ -6,6 +6,7 @@ import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { accessLogName, accountLogLocation, isAccessLogName } from "@/lib/hosting/home";
 import { LinkInHomeError, listDirectory, openDirectoryPath, openFileIn, openTrustedDirectory, removeTreeIn } from "./home-files";
+import { type ChildExit, childExit } from "./system";
 
 // Visitor statistics with GoAccess over the web server's access logs, <domain>.log in combined
 // log format in the account's log directory (the home's logs/, or ACCESS_LOG_DIR/<username>
@@ -29,38 +30,32 @@ const combinedReportPath = (username: string) => path.join(env().dataDir, "visit
  * Runs goaccess over the opened `logs` (handed to it as descriptors 3, 4…, never by path); its
  * JSON report (text). Missing or failing → 422.
  */
-export function runGoaccess(logs: FileHandle[], binary = "goaccess"): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const descriptors = logs.map((_, index) => `/dev/fd/${index + 3}`);
-    const child = spawn(binary, [...descriptors, "--log-format=COMBINED", "-o", "json", "--no-progress"], {
-      stdio: ["ignore", "pipe", "pipe", ...logs.map((log) => log.fd)],
-      timeout: TIMEOUT_MS,
-    });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let stderr = "";
-    child.stdout!.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_OUTPUT_BYTES) child.kill("SIGKILL");
-      else chunks.push(chunk);
-    });
-    child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
-    child.on("error", (error: NodeJS.ErrnoException) => {
-      reject(
-        new AppError(
-          "VALIDATION",
-          error.code === "ENOENT"
-            ? "Visitor statistics are unavailable: GoAccess is not installed on this server (Debian package goaccess)"
-            : `Visitor statistics are unavailable: GoAccess could not start (${error.message})`,
-        ),
-      );
-    });
-    child.on("close", (code, signal) => {
-      if (code === 0) return resolve(Buffer.concat(chunks).toString("utf8"));
-      const why = size > MAX_OUTPUT_BYTES ? "its report is too large" : explanation(stderr) || `exit ${signal ?? code}`;
-      reject(new AppError("VALIDATION", `GoAccess could not analyse the access log: ${why}`));
-    });
+export async function runGoaccess(logs: FileHandle[], binary = "goaccess"): Promise<string> {
+  const descriptors = logs.map((_, index) => `/dev/fd/${index + 3}`);
+  const child = spawn(binary, [...descriptors, "--log-format=COMBINED", "-o", "json", "--no-progress"], {
+    stdio: ["ignore", "pipe", "pipe", ...logs.map((log) => log.fd)],
+    timeout: TIMEOUT_MS,
   });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  child.stdout!.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > MAX_OUTPUT_BYTES) child.kill("SIGKILL");
+    else chunks.push(chunk);
+  });
+  let exit: ChildExit;
+  try {
+    exit = await childExit(child);
+  } catch (error) {
+    const why =
+      (error as NodeJS.ErrnoException).code === "ENOENT"
+        ? "GoAccess is not installed on this server (Debian package goaccess)"
+        : `GoAccess could not start (${(error as Error).message})`;
+    throw new AppError("VALIDATION", `Visitor statistics are unavailable: ${why}`);
+  }
+  if (exit.code === 0) return Buffer.concat(chunks).toString("utf8");
+  const why = size > MAX_OUTPUT_BYTES ? "its report is too large" : explanation(exit.stderr) || `exit ${exit.signal ?? exit.code}`;
+  throw new AppError("VALIDATION", `GoAccess could not analyse the access log: ${why}`);
 }
 
 /**

@@ -3,6 +3,7 @@ import fs, { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import path from "node:path";
 import { AppError, validationError } from "@/lib/errors";
+import { childExit } from "./system";
 
 // THE RULE: no root operation inside a home follows a link the customer controls.
 //
@@ -224,17 +225,11 @@ export async function removeTreeIn(dir: FileHandle, name: string): Promise<void>
  * Runs `program` with `descriptors` as its fds 3, 4… (/dev/fd/3… in its arguments: a child's
  * /proc/self is its own); its standard output. A failure → Error with the end of its stderr.
  */
-export function runOnDescriptors(program: string, args: string[], descriptors: FileHandle[], timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe", ...descriptors.map((handle) => handle.fd)], timeout: timeoutMs });
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (chunk) => (stdout += chunk));
-    child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      if (code === 0) resolve(stdout);
-      else reject(new Error(`${program} ${args.join(" ")} failed (${signal ?? `exit ${code}`}): ${stderr.trim()}`));
-    });
-  });
+export async function runOnDescriptors(program: string, args: string[], descriptors: FileHandle[], timeoutMs: number): Promise<string> {
+  const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe", ...descriptors.map((handle) => handle.fd)], timeout: timeoutMs });
+  let stdout = "";
+  child.stdout!.on("data", (chunk) => (stdout += chunk));
+  const exit = await childExit(child);
+  if (exit.code === 0) return stdout;
+  throw new Error(`${program} ${args.join(" ")} failed (${exit.signal ?? `exit ${exit.code}`}): ${exit.stderr}`);
 }

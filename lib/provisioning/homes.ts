@@ -5,6 +5,7 @@ import { promisify } from "node:util";
 import { AppError } from "@/lib/errors";
 import { makeDirectoryIn, makeFileIn, openDirectoryIn, openDirectoryPath, openTrustedDirectory, removeTreeIn, runOnDescriptors } from "./home-files";
 import { linuxGroupIds, linuxGroupMembers, linuxUserExists } from "./passwd";
+import { childExit, exitReason } from "./system";
 
 // Home directories and Linux users of hosting accounts. With a Linux user per account
 // (SYSTEM_USERS=1) a home is HOME_ROOT/<username>/, root's, group the account's own, 0750: sshd
@@ -67,14 +68,13 @@ async function command(program: string, args: string[], input?: string): Promise
     return;
   }
   // A secret goes to the program's standard input, never onto its command line (ps shows that).
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(program, args, { stdio: ["pipe", "ignore", "pipe"], timeout: 30_000 });
-    let stderr = "";
-    child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-2000)));
-    child.on("error", (error) => reject(failed(error.message)));
-    child.on("close", (code, signal) => (code === 0 ? resolve() : reject(failed(stderr || `exit ${signal ?? code}`))));
-    child.stdin!.end(input);
+  const child = spawn(program, args, { stdio: ["pipe", "ignore", "pipe"], timeout: 30_000 });
+  child.stdin!.on("error", () => undefined); // the program missing: reported by childExit
+  child.stdin!.end(input);
+  const exit = await childExit(child).catch((error: Error) => {
+    throw failed(error.message);
   });
+  if (exit.code !== 0) throw failed(exitReason(exit));
 }
 
 /**

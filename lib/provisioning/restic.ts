@@ -5,6 +5,7 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { childExit, exitReason } from "./system";
 
 // restic (Debian `restic`), run without a shell: the repository is BACKUP_REPOSITORY, its
 // password only ever in BACKUP_PASSWORD_FILE (made once, 0600) and handed to restic as
@@ -52,11 +53,11 @@ export async function restic(args: string[], input?: Readable, timeoutMs = TIMEO
       timeout: timeoutMs,
     });
     const out: Buffer[] = [];
-    let stderr = "";
     child.stdout!.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-    child.on("error", (error) => reject(failure(args, `${error.message} (Debian package restic)`)));
-    child.on("close", (code, signal) => (code === 0 ? resolve(Buffer.concat(out).toString("utf8")) : reject(failure(args, stderr || `exit ${signal ?? code}`))));
+    childExit(child, 4000).then(
+      (exit) => (exit.code === 0 ? resolve(Buffer.concat(out).toString("utf8")) : reject(failure(args, exitReason(exit)))),
+      (error: Error) => reject(failure(args, `${error.message} (Debian package restic)`)),
+    );
     if (input) {
       input.on("error", (error) => {
         child.kill();
@@ -72,12 +73,14 @@ export async function restic(args: string[], input?: Readable, timeoutMs = TIMEO
 export async function resticStream(args: string[]): Promise<{ stdout: Readable; done: Promise<void> }> {
   const passwordFile = await ensurePasswordFile();
   const child = spawn(env().backup.restic, args, { env: resticEnv(passwordFile), stdio: ["ignore", "pipe", "pipe"], timeout: TIMEOUT_MS });
-  let stderr = "";
-  child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-  const done = new Promise<void>((resolve, reject) => {
-    child.on("error", (error) => reject(failure(args, error.message)));
-    child.on("close", (code, signal) => (code === 0 ? resolve() : reject(failure(args, stderr || `exit ${signal ?? code}`))));
-  });
+  const done = childExit(child, 4000).then(
+    (exit) => {
+      if (exit.code !== 0) throw failure(args, exitReason(exit));
+    },
+    (error: Error) => {
+      throw failure(args, error.message);
+    },
+  );
   return { stdout: child.stdout, done };
 }
 

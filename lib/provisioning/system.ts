@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fsSync from "node:fs";
 import fs from "node:fs/promises";
@@ -153,6 +153,30 @@ export function runCommand(
     });
   });
 }
+
+/** How a child process ended: its exit code (null when a signal ended it), that signal, the end of its standard error. */
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderr: string;
+}
+
+/**
+ * Waits for `child` (spawned with its standard error piped) to end, keeping the last `keep`
+ * characters of its standard error, trimmed. Rejects only when it could not run at all (not
+ * found, not executable: the child's "error" event); any exit, however it failed, resolves.
+ */
+export function childExit(child: ChildProcess, keep = 2000): Promise<ChildExit> {
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-keep)));
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stderr: stderr.trim() }));
+  });
+}
+
+/** How a failed exit is named in a message: its standard error, else its exit code or signal. */
+export const exitReason = (exit: ChildExit) => exit.stderr || `exit ${exit.signal ?? exit.code}`;
 
 /**
  * Runs `task` over `items`, at most `limit` at a time: thousands of small file reads and
