@@ -3,9 +3,10 @@ import { screenshot, signIn, state } from "./support";
 
 // Backups through the admin pages: the status of every account on /admin/backups, "Back up now"
 // on an account's page (a restore point appears and the status shows a success), a restore
-// refused when the typed username is wrong, and the restore of a terminated account for a
-// username without backups. The suite's server has no SYSTEM_USERS, so no file is restored here
-// (tests/ cover restores); its repository is the default one under its DATA_DIR.
+// refused when the typed username is wrong or its "Restore to" path leaves the home, and the
+// restore of a terminated account for a username without backups. The suite's server has no
+// SYSTEM_USERS, so no file is restored here (tests/ cover restores); its repository is the
+// default one under its DATA_DIR.
 // Serial: the restore test uses the restore point the backup test made.
 
 test.describe.configure({ mode: "serial" });
@@ -73,7 +74,7 @@ test("backups: Back up now on the account's page → a restore point and a succe
   await expect(keeper.locator("td").nth(3)).toHaveText("1");
 });
 
-test("backups: a restore with a wrong username typed is refused at the field, nothing restored", async ({ page }) => {
+test("backups: a wrong username typed, or a Restore to path leaving the home, is refused at its field; nothing restored", async ({ page }) => {
   await page.goto(`${state().baseUrl}/admin/accounts/${accountId}/edit`);
   await restorePoints(page).getByRole("button", { name: /^Restore from / }).click();
   const form = page.getByRole("form", { name: "Restore from a backup" });
@@ -86,6 +87,16 @@ test("backups: a restore with a wrong username typed is refused at the field, no
   await expect(form.locator(".error")).toHaveText("Not the account's username: type keeper");
   await expect(form.getByLabel("Type the username to confirm")).toHaveAttribute("aria-invalid", "true");
   await expect(form.getByRole("alert"), "the error is at its field, not repeated above").toHaveCount(0);
+  await expect(page.getByRole("status")).toHaveCount(0);
+
+  // "Restore to": beside its place, nothing overwritten; a path leaving the home is refused at its field.
+  await form.getByLabel("Restore to", { exact: true }).fill("../outside");
+  await expect(form).toContainText("The backup's public_html will be restored at ../outside in the home of keeper");
+  await expect(form).not.toContainText("will be replaced by the backup's copy");
+  await form.getByLabel("Type the username to confirm").fill("keeper");
+  await form.getByRole("button", { name: "Restore", exact: true }).click();
+  await expect(form.locator(".error")).toHaveText("Restore to must be a path inside the home (no ..)");
+  await expect(form.getByLabel("Restore to", { exact: true })).toHaveAttribute("aria-invalid", "true");
   await expect(page.getByRole("status")).toHaveCount(0);
 
   // The right username reaches the service, whose refusal is shown: this server makes no homes

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { eq } from "drizzle-orm";
 import { encode } from "next-auth/jwt";
@@ -73,8 +72,8 @@ async function sessionEmail(baseUrl: string, cookie: string): Promise<string | n
 }
 
 function panel(env: Record<string, string>, ...args: string[]) {
-  const tsx = path.join(process.cwd(), "node_modules", ".bin", "tsx");
-  const child = spawn(tsx, ["lib/cli/main.ts", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  // As `npm run panel` runs it.
+  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout.on("data", (chunk) => (output += chunk));
   child.stderr.on("data", (chunk) => (output += chunk));

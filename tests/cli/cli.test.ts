@@ -27,8 +27,8 @@ interface CliResult {
  * no configuration file unless `env` names one or leaves PANEL_ENV_FILE out.
  */
 function panel(env: Record<string, string | undefined>, ...args: string[]): Promise<CliResult> {
-  const tsx = path.join(process.cwd(), "node_modules", ".bin", "tsx");
-  const child = spawn(tsx, ["lib/cli/main.ts", ...args], {
+  // As `npm run panel` runs it.
+  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", ...args], {
     env: { ...process.env, PANEL_ENV_FILE: "/dev/null", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

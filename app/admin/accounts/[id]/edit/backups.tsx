@@ -90,7 +90,11 @@ export function Backups({
 
 type RestoreChoice = "everything" | "database" | "path";
 
-/** The confirmation of a restore: what to restore from the restore point, and the username typed to confirm. */
+/**
+ * The confirmation of a restore: what to restore from the restore point (a database optionally
+ * under another name, `into`; a path optionally beside its place, `to`), and the username typed
+ * to confirm.
+ */
 function RestoreForm({
   account,
   restorePoint,
@@ -105,14 +109,37 @@ function RestoreForm({
   const { pending, state, fieldError, run } = useAdminAction();
   const [choice, setChoice] = useState<RestoreChoice>("everything");
   const [database, setDatabase] = useState(restorePoint.databases[0] ?? "");
+  const [into, setInto] = useState("");
   const [relativePath, setRelativePath] = useState("");
+  const [to, setTo] = useState("");
   const [confirmation, setConfirmation] = useState("");
-  const errorAtField = ["confirmation", "database", "path"].some((field) => fieldError(field));
-  const replaced = {
-    everything: restorePoint.databases.length ? `public_html and the databases ${restorePoint.databases.join(", ")}` : "public_html",
-    database: `the database ${database || "chosen"}`,
-    path: `${relativePath || "the path"} in the home`,
-  }[choice];
+  const errorAtField = ["confirmation", "database", "into", "path", "to"].some((field) => fieldError(field));
+  const outcome =
+    choice === "database" && into.trim() ? (
+      <>
+        The backup&apos;s <strong>{database}</strong> will be restored as the database <strong>{into.trim()}</strong> of {account.username}:
+        made when it does not exist, its tables replaced when it does.
+      </>
+    ) : choice === "path" && to.trim() ? (
+      <>
+        The backup&apos;s <strong>{relativePath || "path"}</strong> will be restored at <strong>{to.trim()}</strong> in the home of{" "}
+        {account.username}, which must not exist yet: nothing there now is overwritten.
+      </>
+    ) : (
+      <>
+        <strong>
+          {
+            {
+              everything: restorePoint.databases.length ? `public_html and the databases ${restorePoint.databases.join(", ")}` : "public_html",
+              database: `the database ${database || "chosen"}`,
+              path: `${relativePath || "the path"} in the home`,
+            }[choice]
+          }
+        </strong>{" "}
+        of {account.username} will be replaced by the backup&apos;s copy: what is there now is overwritten and changes made since{" "}
+        {shortTime(restorePoint.time)} are lost.
+      </>
+    );
 
   return (
     <form
@@ -122,8 +149,8 @@ function RestoreForm({
         event.preventDefault();
         const input = {
           snapshot: restorePoint.id,
-          ...(choice === "database" ? { database } : {}),
-          ...(choice === "path" ? { path: relativePath } : {}),
+          ...(choice === "database" ? { database, ...(into.trim() ? { into: into.trim() } : {}) } : {}),
+          ...(choice === "path" ? { path: relativePath, ...(to.trim() ? { to: to.trim() } : {}) } : {}),
         };
         run(() => restoreFromRunAction(account.id, input, confirmation), (restored) => onDone(restored ?? "Restored."));
       }}
@@ -171,6 +198,18 @@ function RestoreForm({
           </select>
         </FieldFrame>
       )}
+      {choice === "database" && (
+        <FieldFrame id="restore-into" label="Restore as" hint="Optional: another database of the account's, e.g. keeper_copy" error={fieldError("into")}>
+          <input
+            id="restore-into"
+            type="text"
+            value={into}
+            aria-invalid={fieldError("into") ? true : undefined}
+            aria-describedby={describedBy("restore-into", true, fieldError("into"))}
+            onChange={(event) => setInto(event.target.value)}
+          />
+        </FieldFrame>
+      )}
       {choice === "path" && (
         <FieldFrame id="restore-path" label="Path" hint="Relative to the home, e.g. public_html/index.php" error={fieldError("path")}>
           <input
@@ -183,10 +222,19 @@ function RestoreForm({
           />
         </FieldFrame>
       )}
-      <p>
-        <strong>{replaced}</strong> of {account.username} will be replaced by the backup&apos;s copy: what is there now is overwritten
-        and changes made since {shortTime(restorePoint.time)} are lost.
-      </p>
+      {choice === "path" && (
+        <FieldFrame id="restore-to" label="Restore to" hint="Optional: a path of the home that does not exist yet, e.g. public_html.restored" error={fieldError("to")}>
+          <input
+            id="restore-to"
+            type="text"
+            value={to}
+            aria-invalid={fieldError("to") ? true : undefined}
+            aria-describedby={describedBy("restore-to", true, fieldError("to"))}
+            onChange={(event) => setTo(event.target.value)}
+          />
+        </FieldFrame>
+      )}
+      <p>{outcome}</p>
       <UsernameConfirmationField id="restore-confirmation" value={confirmation} onChange={setConfirmation} error={fieldError("confirmation")} />
       <button type="submit" className="danger" disabled={pending || confirmation.trim() === ""}>
         Restore
