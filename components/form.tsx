@@ -139,21 +139,42 @@ export function FieldFrame({ id, label, hint, error, children }: { id: string; l
   );
 }
 
-/** A destructive action's confirmation: the account's username typed again (its server action checks it too). */
-export function UsernameConfirmationField({ id, value, onChange, error }: { id: string; value: string; onChange: (value: string) => void; error?: string }) {
+/** A text input held in the page's own state (the small action forms, outside react-hook-form), in its FieldFrame. */
+export function TextField({
+  id,
+  label,
+  hint,
+  value,
+  onChange,
+  error,
+  autoComplete,
+}: {
+  id: string;
+  label: string;
+  hint?: string;
+  value: string;
+  onChange: (value: string) => void;
+  error?: string;
+  autoComplete?: string;
+}) {
   return (
-    <FieldFrame id={id} label="Type the username to confirm" error={error}>
+    <FieldFrame id={id} label={label} hint={hint} error={error}>
       <input
         id={id}
         type="text"
-        autoComplete="off"
+        autoComplete={autoComplete}
         value={value}
         aria-invalid={error ? true : undefined}
-        aria-describedby={describedBy(id, undefined, error)}
+        aria-describedby={describedBy(id, hint, error)}
         onChange={(event) => onChange(event.target.value)}
       />
     </FieldFrame>
   );
+}
+
+/** A destructive action's confirmation: the account's username typed again (its server action checks it too). */
+export function UsernameConfirmationField({ id, value, onChange, error }: { id: string; value: string; onChange: (value: string) => void; error?: string }) {
+  return <TextField id={id} label="Type the username to confirm" autoComplete="off" value={value} onChange={onChange} error={error} />;
 }
 
 export function describedBy(id: string, hint: unknown, error: unknown) {

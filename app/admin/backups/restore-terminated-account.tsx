@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { useState } from "react";
-import { describedBy, FieldFrame, UsernameConfirmationField, useAdminAction } from "@/components/form";
+import { TextField, UsernameConfirmationField, useAdminAction } from "@/components/form";
 import type { BackupRun } from "@/lib/backups/service";
 import { restoreTerminatedAccountAction, usernameRunsAction } from "./actions";
 import { shortTime } from "./format";
@@ -39,17 +39,7 @@ export function RestoreTerminatedAccount() {
           run(() => usernameRunsAction(lookedUp), (runs) => setFound({ username: lookedUp, runs: runs ?? [] }));
         }}
       >
-        <FieldFrame id="terminated-username" label="Username" error={fieldError("username")}>
-          <input
-            id="terminated-username"
-            type="text"
-            autoComplete="off"
-            value={username}
-            aria-invalid={fieldError("username") ? true : undefined}
-            aria-describedby={describedBy("terminated-username", undefined, fieldError("username"))}
-            onChange={(event) => setUsername(event.target.value)}
-          />
-        </FieldFrame>
+        <TextField id="terminated-username" label="Username" autoComplete="off" value={username} onChange={setUsername} error={fieldError("username")} />
         <button type="submit" disabled={pending || username.trim() === ""}>
           Find restore points
         </button>

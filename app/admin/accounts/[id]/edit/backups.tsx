@@ -1,7 +1,7 @@
 "use client";
 
 import { useState } from "react";
-import { describedBy, FieldFrame, UsernameConfirmationField, useAdminAction } from "@/components/form";
+import { describedBy, FieldFrame, TextField, UsernameConfirmationField, useAdminAction } from "@/components/form";
 import { backupNowAction, restoreFromRunAction } from "@/app/admin/backups/actions";
 import { shortTime } from "@/app/admin/backups/format";
 import { RestorePointsTable } from "@/app/admin/backups/restore-points-table";
@@ -114,32 +114,30 @@ function RestoreForm({
   const [to, setTo] = useState("");
   const [confirmation, setConfirmation] = useState("");
   const errorAtField = ["confirmation", "database", "into", "path", "to"].some((field) => fieldError(field));
-  const outcome =
-    choice === "database" && into.trim() ? (
-      <>
-        The backup&apos;s <strong>{database}</strong> will be restored as the database <strong>{into.trim()}</strong> of {account.username}:
-        made when it does not exist, its tables replaced when it does.
-      </>
-    ) : choice === "path" && to.trim() ? (
-      <>
-        The backup&apos;s <strong>{relativePath || "path"}</strong> will be restored at <strong>{to.trim()}</strong> in the home of{" "}
-        {account.username}, which must not exist yet: nothing there now is overwritten.
-      </>
-    ) : (
-      <>
-        <strong>
-          {
-            {
-              everything: restorePoint.databases.length ? `public_html and the databases ${restorePoint.databases.join(", ")}` : "public_html",
-              database: `the database ${database || "chosen"}`,
-              path: `${relativePath || "the path"} in the home`,
-            }[choice]
-          }
-        </strong>{" "}
-        of {account.username} will be replaced by the backup&apos;s copy: what is there now is overwritten and changes made since{" "}
-        {shortTime(restorePoint.time)} are lost.
-      </>
-    );
+  // A database under another name, a path beside its place (empty: each into its own place).
+  const intoName = choice === "database" ? into.trim() : "";
+  const toPath = choice === "path" ? to.trim() : "";
+  const replaced = {
+    everything: restorePoint.databases.length ? `public_html and the databases ${restorePoint.databases.join(", ")}` : "public_html",
+    database: `the database ${database || "chosen"}`,
+    path: `${relativePath || "the path"} in the home`,
+  }[choice];
+  const outcome = intoName ? (
+    <>
+      The backup&apos;s <strong>{database}</strong> will be restored as the database <strong>{intoName}</strong> of {account.username}: made
+      when it does not exist, its tables replaced when it does.
+    </>
+  ) : toPath ? (
+    <>
+      The backup&apos;s <strong>{relativePath || "path"}</strong> will be restored at <strong>{toPath}</strong> in the home of {account.username},
+      which must not exist yet: nothing there now is overwritten.
+    </>
+  ) : (
+    <>
+      <strong>{replaced}</strong> of {account.username} will be replaced by the backup&apos;s copy: what is there now is overwritten and
+      changes made since {shortTime(restorePoint.time)} are lost.
+    </>
+  );
 
   return (
     <form
@@ -149,8 +147,8 @@ function RestoreForm({
         event.preventDefault();
         const input = {
           snapshot: restorePoint.id,
-          ...(choice === "database" ? { database, ...(into.trim() ? { into: into.trim() } : {}) } : {}),
-          ...(choice === "path" ? { path: relativePath, ...(to.trim() ? { to: to.trim() } : {}) } : {}),
+          ...(choice === "database" ? { database, ...(intoName ? { into: intoName } : {}) } : {}),
+          ...(choice === "path" ? { path: relativePath, ...(toPath ? { to: toPath } : {}) } : {}),
         };
         run(() => restoreFromRunAction(account.id, input, confirmation), (restored) => onDone(restored ?? "Restored."));
       }}
@@ -199,40 +197,34 @@ function RestoreForm({
         </FieldFrame>
       )}
       {choice === "database" && (
-        <FieldFrame id="restore-into" label="Restore as" hint="Optional: another database of the account's, e.g. keeper_copy" error={fieldError("into")}>
-          <input
-            id="restore-into"
-            type="text"
-            value={into}
-            aria-invalid={fieldError("into") ? true : undefined}
-            aria-describedby={describedBy("restore-into", true, fieldError("into"))}
-            onChange={(event) => setInto(event.target.value)}
-          />
-        </FieldFrame>
+        <TextField
+          id="restore-into"
+          label="Restore as"
+          hint="Optional: another database of the account's, e.g. keeper_copy"
+          value={into}
+          onChange={setInto}
+          error={fieldError("into")}
+        />
       )}
       {choice === "path" && (
-        <FieldFrame id="restore-path" label="Path" hint="Relative to the home, e.g. public_html/index.php" error={fieldError("path")}>
-          <input
-            id="restore-path"
-            type="text"
-            value={relativePath}
-            aria-invalid={fieldError("path") ? true : undefined}
-            aria-describedby={describedBy("restore-path", true, fieldError("path"))}
-            onChange={(event) => setRelativePath(event.target.value)}
-          />
-        </FieldFrame>
+        <TextField
+          id="restore-path"
+          label="Path"
+          hint="Relative to the home, e.g. public_html/index.php"
+          value={relativePath}
+          onChange={setRelativePath}
+          error={fieldError("path")}
+        />
       )}
       {choice === "path" && (
-        <FieldFrame id="restore-to" label="Restore to" hint="Optional: a path of the home that does not exist yet, e.g. public_html.restored" error={fieldError("to")}>
-          <input
-            id="restore-to"
-            type="text"
-            value={to}
-            aria-invalid={fieldError("to") ? true : undefined}
-            aria-describedby={describedBy("restore-to", true, fieldError("to"))}
-            onChange={(event) => setTo(event.target.value)}
-          />
-        </FieldFrame>
+        <TextField
+          id="restore-to"
+          label="Restore to"
+          hint="Optional: a path of the home that does not exist yet, e.g. public_html.restored"
+          value={to}
+          onChange={setTo}
+          error={fieldError("to")}
+        />
       )}
       <p>{outcome}</p>
       <UsernameConfirmationField id="restore-confirmation" value={confirmation} onChange={setConfirmation} error={fieldError("confirmation")} />
