@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -26,10 +25,10 @@ import { createDatabase, deleteDatabase, MAX_DATABASE_NAME, prefixedName } from 
 import { env } from "@/lib/env";
 import { AppError, notFound, validationError } from "@/lib/errors";
 import { homeOf } from "@/lib/hosting/home";
-import { mysqlProvisioner } from "@/lib/provisioning/mysql";
+import { mariadbClientOptions, mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { entryExistsIn, LinkInHomeError, openDirectoryPath, openTrustedDirectory, pathComponents } from "@/lib/provisioning/home-files";
 import { ensureRepository, isMissingRepository, restic, resticStream, snapshotsTagged, type ResticSnapshot } from "@/lib/provisioning/restic";
-import { childExit, exitReason } from "@/lib/provisioning/system";
+import { childExit, exitReason, startAsUser, startChild, toolEnv } from "@/lib/provisioning/system";
 import { RUN_ID } from "./schemas";
 
 // Backups (README "Backups"): restic, one restore point ("run") per account per backup. restic
@@ -54,17 +53,6 @@ export const ownerTag = (accountId: number) => `account-id:${accountId}`;
 export const accountTag = (username: string) => `account:${username}`;
 export const runTag = (run: string) => `run:${run}`;
 export const tagValue = (snapshot: ResticSnapshot, prefix: string) => snapshot.tags?.find((tag) => tag.startsWith(prefix))?.slice(prefix.length) ?? null;
-
-function mysqlConnection() {
-  const url = env().mysqlProvisionUrl;
-  if (!url) return null;
-  const parsed = new URL(url);
-  return {
-    args: ["-h", parsed.hostname, "-P", parsed.port || "3306", "-u", decodeURIComponent(parsed.username)],
-    // The password travels in the environment, never on a command line.
-    env: { ...process.env, MYSQL_PWD: decodeURIComponent(parsed.password) },
-  };
-}
 
 /**
  * The account's panel records as one JSON document: what a whole-account restore needs besides
@@ -108,11 +96,8 @@ export const RECORDS_FORMAT = 1;
 
 /** mariadb-dump of one database piped into restic; the dump's own failure fails the snapshot. */
 async function backupDatabase(database: string, tags: string[]): Promise<void> {
-  const connection = mysqlConnection()!;
-  const dump = spawn("mariadb-dump", [...connection.args, "--single-transaction", "--routines", "--triggers", "--events", "--databases", database], {
-    env: connection.env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const connection = (await mariadbClientOptions())!;
+  const dump = startChild("mariadb-dump", [connection, "--single-transaction", "--routines", "--triggers", "--events", "--databases", database], { env: toolEnv() });
   const dumped = childExit(dump).then(
     (exit) => {
       if (exit.code !== 0) throw new AppError("VALIDATION", `mariadb-dump of ${database} failed: ${exitReason(exit)}`);
@@ -121,7 +106,7 @@ async function backupDatabase(database: string, tags: string[]): Promise<void> {
       throw new AppError("VALIDATION", `mariadb-dump could not run: ${error.message}`);
     },
   );
-  const stored = restic(["backup", "--stdin", "--stdin-filename", `${database}.sql`, ...tags.flatMap((tag) => ["--tag", tag])], dump.stdout);
+  const stored = restic(["backup", "--stdin", "--stdin-filename", `${database}.sql`, ...tags.flatMap((tag) => ["--tag", tag])], dump.stdout!);
   const [dumpResult, storeResult] = await Promise.allSettled([dumped, stored]);
   if (dumpResult.status === "rejected") {
     // A snapshot of a half dump must not pass for a backup: it is forgotten at once.
@@ -163,7 +148,7 @@ export async function backupAccount(db: Database, accountId: number): Promise<Ba
       await restic(["backup", "--one-file-system", ...[...tags, "part:home"].flatMap((tag) => ["--tag", tag]), home]);
     }
     const databases = await db.select({ name: customerDatabases.databaseName }).from(customerDatabases).where(eq(customerDatabases.accountId, accountId));
-    if (databases.length && !mysqlConnection()) throw new AppError("VALIDATION", "the account has databases but MYSQL_PROVISION_URL is not set");
+    if (databases.length && !env().mysqlProvisionUrl) throw new AppError("VALIDATION", "the account has databases but MYSQL_PROVISION_URL is not set");
     for (const { name } of databases) await backupDatabase(name, [...tags, `db:${name}`]);
     const records = JSON.stringify(await accountRecords(db, accountId));
     await restic(["backup", "--stdin", "--stdin-filename", "records.json", ...[...tags, "part:records"].flatMap((tag) => ["--tag", tag])], Readable.from([records]));
@@ -231,8 +216,9 @@ function checkedRelativePath(relative: string, field: string): string[] {
  * One step of a restore (a command without a shell). Its failure is logged with the tool's own
  * words, which name server paths, and answered with `what` it could not do.
  */
-async function restoreStep(command: string, args: string[], what: string): Promise<void> {
-  const exit = await childExit(spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] }));
+async function restoreStep(command: string, args: string[], what: string, asUser?: string): Promise<void> {
+  const stdio = ["ignore", "ignore", "pipe"] as const;
+  const exit = await childExit(asUser ? startAsUser(asUser, command, args, { stdio: [...stdio] }) : startChild(command, args, { env: toolEnv(), stdio: [...stdio] }));
   if (exit.code === 0) return;
   console.error(`[backups] ${command} failed: ${exitReason(exit)}`);
   throw new AppError("VALIDATION", `The restore could not ${what}`);
@@ -299,7 +285,7 @@ export async function restoreHomePath(username: string, snapshot: ResticSnapshot
       if ((await fs.lstat(dir)).isDirectory()) await fs.chmod(dir, 0o711);
     }
     // As the account's user: its privileges bound what the copy can write.
-    await restoreStep("runuser", ["-u", username, "--", "cp", "-a", "--no-target-directory", "--remove-destination", restored, path.join(home, ...destination)], "copy the files into the home (is something there the account cannot replace?)");
+    await restoreStep("cp", ["-a", "--no-target-directory", "--remove-destination", restored, path.join(home, ...destination)], "copy the files into the home (is something there the account cannot replace?)", username);
     return true;
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
@@ -359,10 +345,10 @@ function withoutDatabaseStatements(): Transform {
 
 /** The dump of `database` in `snapshot` streamed from restic into MariaDB's `into` (its tables replaced). */
 export async function loadDump(snapshot: ResticSnapshot, database: string, into: string = database): Promise<void> {
-  const connection = mysqlConnection();
+  const connection = await mariadbClientOptions();
   if (!connection) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
   const { stdout, done } = await resticStream(["dump", "--no-lock", snapshot.id, `/${database}.sql`]);
-  const load = spawn("mariadb", [...connection.args, into], { env: connection.env, stdio: ["pipe", "ignore", "pipe"] });
+  const load = startChild("mariadb", [connection, into], { env: toolEnv(), stdio: ["pipe", "ignore", "pipe"] });
   const loaded = childExit(load).then(
     (exit) => {
       if (exit.code !== 0) throw new AppError("VALIDATION", `The dump of ${database} did not load: ${exitReason(exit)}`);
@@ -371,8 +357,8 @@ export async function loadDump(snapshot: ResticSnapshot, database: string, into:
       throw new AppError("VALIDATION", `mariadb could not run: ${error.message}`);
     },
   );
-  load.stdin.on("error", () => undefined); // mariadb gone: its exit says why
-  stdout.pipe(withoutDatabaseStatements()).pipe(load.stdin);
+  load.stdin!.on("error", () => undefined); // mariadb gone: its exit says why
+  stdout.pipe(withoutDatabaseStatements()).pipe(load.stdin!);
   await Promise.all([done, loaded]);
 }
 

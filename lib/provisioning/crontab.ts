@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { AppError } from "@/lib/errors";
 import { scheduleProblem } from "@/lib/cron/schedule";
 import { checkedAbsolutePath, checkedLinuxName, refuseRenderedValue } from "./render-checks";
-import { type ChildExit, childExit, exitReason } from "./system";
+import { type ChildExit, exitReason, runChild, toolEnv } from "./system";
 
 // Each account's crontab (Debian `cron`), installed with `crontab -u <user> -` from the
 // database: the jobs run as the account's user, in its home, their output appended to
@@ -45,12 +44,9 @@ export function renderCrontab(home: string, jobs: CronLine[]): string {
 
 /** Runs crontab; `needed`: false when there is nothing to run (a server without cron then has nothing to do). */
 async function crontab(args: string[], input: string, needed: boolean): Promise<void> {
-  const child = spawn("crontab", args, { stdio: ["pipe", "ignore", "pipe"], timeout: 30_000 });
-  child.stdin!.on("error", () => undefined); // crontab missing: reported by childExit
-  child.stdin!.end(input);
   let exit: ChildExit;
   try {
-    exit = await childExit(child);
+    exit = await runChild("crontab", args, { env: toolEnv(), input, timeoutMs: 30_000 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT" && !needed) return;
     throw new AppError("VALIDATION", `Cron jobs are unavailable: crontab could not run (${(error as Error).message}; Debian package cron)`);

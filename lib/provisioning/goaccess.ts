@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
@@ -6,7 +5,7 @@ import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { accessLogName, accountLogLocation, isAccessLogName } from "@/lib/hosting/home";
 import { LinkInHomeError, listDirectory, openDirectoryPath, openFileIn, openTrustedDirectory, removeTreeIn } from "./home-files";
-import { type ChildExit, childExit } from "./system";
+import { type ChildExit, childExit, startChild, toolEnv } from "./system";
 
 // Visitor statistics with GoAccess over the web server's access logs, <domain>.log in combined
 // log format in the account's log directory (the home's logs/, or ACCESS_LOG_DIR/<username>
@@ -32,9 +31,10 @@ const combinedReportPath = (username: string) => path.join(env().dataDir, "visit
  */
 export async function runGoaccess(logs: FileHandle[], binary = "goaccess"): Promise<string> {
   const descriptors = logs.map((_, index) => `/dev/fd/${index + 3}`);
-  const child = spawn(binary, [...descriptors, "--log-format=COMBINED", "-o", "json", "--no-progress"], {
+  const child = startChild(binary, [...descriptors, "--log-format=COMBINED", "-o", "json", "--no-progress"], {
+    env: toolEnv(),
     stdio: ["ignore", "pipe", "pipe", ...logs.map((log) => log.fd)],
-    timeout: TIMEOUT_MS,
+    timeoutMs: TIMEOUT_MS,
   });
   const chunks: Buffer[] = [];
   let size = 0;

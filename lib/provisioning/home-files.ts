@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import fs, { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import path from "node:path";
 import { AppError, validationError } from "@/lib/errors";
-import { childExit } from "./system";
+import { childExit, startChild, toolEnv } from "./system";
 
 // THE RULE: no root operation inside a home follows a link the customer controls.
 //
@@ -226,7 +225,7 @@ export async function removeTreeIn(dir: FileHandle, name: string): Promise<void>
  * /proc/self is its own); its standard output. A failure → Error with the end of its stderr.
  */
 export async function runOnDescriptors(program: string, args: string[], descriptors: FileHandle[], timeoutMs: number): Promise<string> {
-  const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe", ...descriptors.map((handle) => handle.fd)], timeout: timeoutMs });
+  const child = startChild(program, args, { env: toolEnv(), stdio: ["ignore", "pipe", "pipe", ...descriptors.map((handle) => handle.fd)], timeoutMs });
   let stdout = "";
   child.stdout!.on("data", (chunk) => (stdout += chunk));
   const exit = await childExit(child);

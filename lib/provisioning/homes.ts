@@ -1,11 +1,9 @@
-import { execFile, spawn } from "node:child_process";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { AppError } from "@/lib/errors";
 import { makeDirectoryIn, makeFileIn, openDirectoryIn, openDirectoryPath, openTrustedDirectory, removeTreeIn, runOnDescriptors } from "./home-files";
 import { linuxGroupIds, linuxGroupMembers, linuxUserExists } from "./passwd";
-import { childExit, exitReason } from "./system";
+import { exitReason, runChild, toolEnv } from "./system";
 
 // Home directories and Linux users of hosting accounts. With a Linux user per account
 // (SYSTEM_USERS=1) a home is HOME_ROOT/<username>/, root's, group the account's own, 0750: sshd
@@ -15,8 +13,6 @@ import { childExit, exitReason } from "./system";
 // customer gives their files. Inside, the customer's own public_html (0750, group of the web
 // server) and a private tmp (0700, PHP's uploads and sessions). Without Linux users the home is
 // the panel's (0750, group of the web server).
-
-const run = promisify(execFile);
 
 const USERNAME = /^[a-z][a-z0-9_]{0,31}$/;
 
@@ -32,14 +28,11 @@ export const NO_LOGIN_SHELL = "/usr/sbin/nologin";
 export const LOGIN_SHELL = "/bin/bash";
 
 async function lookup(database: "passwd" | "group", name: string): Promise<string[] | null> {
-  try {
-    const { stdout } = await run("getent", [database, name]);
-    return stdout.trim().split(":");
-  } catch (error) {
-    // getent exits 2 when the name is unknown.
-    if ((error as { code?: number }).code === 2) return null;
-    throw error;
-  }
+  const result = await runChild("getent", [database, name], { env: toolEnv(), timeoutMs: 30_000 });
+  if (result.code === 0) return result.stdout.trim().split(":");
+  // getent exits 2 when the name is unknown.
+  if (result.code === 2) return null;
+  throw new Error(`getent ${database} failed: ${exitReason(result)}`);
 }
 
 /** The id of a group (an account's own, named like its user). */
@@ -56,25 +49,13 @@ async function ids(user: string | null, group: string): Promise<{ uid: number; g
   return { uid: userEntry ? Number(userEntry[2]) : process.getuid!(), gid: Number(groupEntry[2]) };
 }
 
+/** Runs a user-management program (`input`: its standard input, where a secret goes: never onto its command line, which ps shows). */
 async function command(program: string, args: string[], input?: string): Promise<void> {
   const failed = (why: string) => new AppError("VALIDATION", `${program} failed: ${why.trim()}`);
-  if (input === undefined) {
-    try {
-      await run(program, args, { timeout: 30_000 });
-    } catch (error) {
-      const { stderr } = error as { stderr?: string };
-      throw failed(stderr || (error as Error).message);
-    }
-    return;
-  }
-  // A secret goes to the program's standard input, never onto its command line (ps shows that).
-  const child = spawn(program, args, { stdio: ["pipe", "ignore", "pipe"], timeout: 30_000 });
-  child.stdin!.on("error", () => undefined); // the program missing: reported by childExit
-  child.stdin!.end(input);
-  const exit = await childExit(child).catch((error: Error) => {
+  const result = await runChild(program, args, { env: toolEnv(), input, timeoutMs: 30_000 }).catch((error: Error) => {
     throw failed(error.message);
   });
-  if (exit.code !== 0) throw failed(exitReason(exit));
+  if (result.code !== 0) throw failed(exitReason(result));
 }
 
 /**
@@ -131,12 +112,9 @@ export async function setLoginExpired(username: string, expired: boolean): Promi
 
 /** Ends every process of the user (SFTP and SSH sessions among them); none running is fine. */
 export async function endUserProcesses(username: string): Promise<void> {
-  try {
-    await run("pkill", ["--signal", "KILL", "--euid", checkedName(username)], { timeout: 30_000 });
-  } catch (error) {
-    // pkill exits 1 when no process matched.
-    if ((error as { code?: number }).code !== 1) throw error;
-  }
+  const result = await runChild("pkill", ["--signal", "KILL", "--euid", checkedName(username)], { env: toolEnv(), timeoutMs: 30_000 });
+  // pkill exits 1 when no process matched.
+  if (result.code !== 0 && result.code !== 1) throw new Error(`pkill failed: ${exitReason(result)}`);
 }
 
 /**
@@ -145,14 +123,10 @@ export async function endUserProcesses(username: string): Promise<void> {
  * nginx's old workers finish their last requests would turn one of them into a 502.
  */
 export async function endUserSessions(username: string): Promise<void> {
-  let listed: string;
-  try {
-    listed = (await run("pgrep", ["--euid", checkedName(username), "--list-name"], { timeout: 30_000 })).stdout;
-  } catch (error) {
-    if ((error as { code?: number }).code === 1) return; // none running
-    throw error;
-  }
-  for (const line of listed.trim().split("\n")) {
+  const listed = await runChild("pgrep", ["--euid", checkedName(username), "--list-name"], { env: toolEnv(), timeoutMs: 30_000 });
+  if (listed.code === 1) return; // none running
+  if (listed.code !== 0) throw new Error(`pgrep failed: ${exitReason(listed)}`);
+  for (const line of listed.stdout.trim().split("\n")) {
     const [pid, name] = line.trim().split(/\s+/);
     if (name?.startsWith("php-fpm")) continue;
     try {

@@ -1,7 +1,9 @@
+import path from "node:path";
 import mysql from "mysql2/promise";
 import { PRIVILEGES } from "@/lib/databases/schemas";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { readIfExists, writeAtomically } from "./system";
 
 // Customer databases on a real MariaDB/MySQL server (MYSQL_PROVISION_URL). The only code that
 // runs CREATE/DROP DATABASE, CREATE/DROP USER, GRANT and REVOKE. Identifiers are validated and
@@ -11,6 +13,36 @@ import { AppError } from "@/lib/errors";
 // Callers keep the panel's records and the server in step: the server step is the last step
 // inside the record's transaction (a server failure rolls the record back), and a create whose
 // commit then fails is undone on the server (lib/databases/service.ts).
+
+/** An option file value in double quotes (the client reads `\\` and `\"` there as the characters). */
+function optionValue(name: string, value: string): string {
+  if (/[\u0000-\u001f\u007f]/.test(value)) throw new Error(`MYSQL_PROVISION_URL's ${name} holds a control character`);
+  return `"${value.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+}
+
+/**
+ * The MariaDB command-line clients' connection to MYSQL_PROVISION_URL (mariadb-dump, mariadb):
+ * their first argument, `--defaults-extra-file=` an option file of the panel's (DATA_DIR, 0600)
+ * holding host, port, user and password. The password never travels in a child's arguments
+ * (world-readable in /proc/<pid>/cmdline) nor its environment. null without MYSQL_PROVISION_URL.
+ */
+export async function mariadbClientOptions(): Promise<string | null> {
+  const url = env().mysqlProvisionUrl;
+  if (!url) return null;
+  const parsed = new URL(url);
+  const contents = [
+    "# Written by the hosting panel from MYSQL_PROVISION_URL: the MariaDB clients' connection.",
+    "[client]",
+    `host=${optionValue("host", parsed.hostname)}`,
+    `port=${optionValue("port", parsed.port || "3306")}`,
+    `user=${optionValue("user", decodeURIComponent(parsed.username))}`,
+    `password=${optionValue("password", decodeURIComponent(parsed.password))}`,
+    "",
+  ].join("\n");
+  const file = path.join(env().dataDir, "mariadb-client.cnf");
+  if ((await readIfExists(file)) !== contents) await writeAtomically(file, contents, 0o600);
+  return `--defaults-extra-file=${file}`;
+}
 
 const IDENTIFIER = /^[A-Za-z0-9_]{1,64}$/;
 const allowedPrivileges = new Set<string>(PRIVILEGES);

@@ -1,15 +1,19 @@
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { checkedAbsolutePath, checkedInteger, checkedLinuxName } from "./render-checks";
+import { exitReason, runChild, toolEnv } from "./system";
 
 // Disk quotas (README "Disk"): where HOME_ROOT's file system has user quotas on, each account's
 // Linux user gets its plan's disk_mb as its block limit with `setquota` (Debian `quota`), so the
 // kernel refuses writes past it; elsewhere disk_mb is measured and flagged only (usage-details
 // `disk.over_limit`). Whether quotas are on is asked once per process (`quotaon -p`).
 
-const run = promisify(execFile);
+/** The program's standard output; its failure (or its absence) thrown. */
+async function run(program: string, args: string[]): Promise<string> {
+  const result = await runChild(program, args, { env: toolEnv(), timeoutMs: 30_000 });
+  if (result.code !== 0) throw new Error(`${program} failed: ${exitReason(result)}`);
+  return result.stdout;
+}
 const RENDERER = "setquota";
 
 let mountPoint: Promise<string | null> | undefined;
@@ -22,9 +26,9 @@ export function quotaMountPoint(): Promise<string | null> {
 async function findQuotaMountPoint(): Promise<string | null> {
   if (!env().systemUsers) return null;
   try {
-    const target = (await run("findmnt", ["-n", "-o", "TARGET", "--target", env().homeRoot])).stdout.trim();
+    const target = (await run("findmnt", ["-n", "-o", "TARGET", "--target", env().homeRoot])).trim();
     // "user quota on /home (/dev/sda2) is on"; a file system without quotas: a complaint on stderr.
-    const { stdout } = await run("quotaon", ["-p", "-u", target]);
+    const stdout = await run("quotaon", ["-p", "-u", target]);
     return /is on\s*$/m.test(stdout) ? target : null;
   } catch {
     return null; // findmnt or quotaon missing (Debian `quota` not installed): no quotas
@@ -43,7 +47,7 @@ export async function setDiskQuota(username: string, limitMb: number | null): Pr
   try {
     await run("setquota", ["-u", user, String(blocks), String(blocks), "0", "0", checkedAbsolutePath(RENDERER, "mount point", mount)]);
   } catch (error) {
-    throw new AppError("VALIDATION", `Could not set the disk quota of ${user}: ${(error as { stderr?: string }).stderr?.trim() || (error as Error).message}`);
+    throw new AppError("VALIDATION", `Could not set the disk quota of ${user}: ${(error as Error).message}`);
   }
   return true;
 }

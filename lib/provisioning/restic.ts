@@ -1,11 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { childExit, exitReason } from "./system";
+import { type ChildEnv, childExit, exitReason, startChild, toolEnv } from "./system";
 
 // restic (Debian `restic`), run without a shell: the repository is BACKUP_REPOSITORY, its
 // password only ever in BACKUP_PASSWORD_FILE (made once, 0600) and handed to restic as
@@ -27,15 +27,13 @@ export async function ensurePasswordFile(): Promise<string> {
   return file;
 }
 
-/** restic's environment: nothing of the panel's own (its database URL, its secrets) but PATH. */
-function resticEnv(passwordFile: string): NodeJS.ProcessEnv {
-  return {
-    NODE_ENV: process.env.NODE_ENV,
-    PATH: process.env.PATH,
+/** restic's environment: where the repository, its password file and restic's cache are. */
+function resticEnv(passwordFile: string): ChildEnv {
+  return toolEnv({
     RESTIC_REPOSITORY: env().backup.repository,
     RESTIC_PASSWORD_FILE: passwordFile,
     RESTIC_CACHE_DIR: path.join(env().dataDir, "restic-cache"),
-  };
+  });
 }
 
 const failure = (args: string[], why: string) => new AppError("VALIDATION", `restic ${args[0]} failed: ${why.trim().split("\n").slice(-4).join(" ")}`);
@@ -47,10 +45,10 @@ const failure = (args: string[], why: string) => new AppError("VALIDATION", `res
 export async function restic(args: string[], input?: Readable, timeoutMs = TIMEOUT_MS): Promise<string> {
   const passwordFile = await ensurePasswordFile();
   return new Promise((resolve, reject) => {
-    const child: ChildProcess = spawn(env().backup.restic, args, {
+    const child: ChildProcess = startChild(env().backup.restic, args, {
       env: resticEnv(passwordFile),
       stdio: [input ? "pipe" : "ignore", "pipe", "pipe"],
-      timeout: timeoutMs,
+      timeoutMs,
     });
     const out: Buffer[] = [];
     child.stdout!.on("data", (chunk: Buffer) => out.push(chunk));
@@ -72,7 +70,7 @@ export async function restic(args: string[], input?: Readable, timeoutMs = TIMEO
 /** restic's standard output as a stream (restic dump), for a restore that pipes it on. */
 export async function resticStream(args: string[]): Promise<{ stdout: Readable; done: Promise<void> }> {
   const passwordFile = await ensurePasswordFile();
-  const child = spawn(env().backup.restic, args, { env: resticEnv(passwordFile), stdio: ["ignore", "pipe", "pipe"], timeout: TIMEOUT_MS });
+  const child = startChild(env().backup.restic, args, { env: resticEnv(passwordFile), stdio: ["ignore", "pipe", "pipe"], timeoutMs: TIMEOUT_MS });
   const done = childExit(child, 4000).then(
     (exit) => {
       if (exit.code !== 0) throw failure(args, exitReason(exit));
@@ -81,7 +79,7 @@ export async function resticStream(args: string[]): Promise<{ stdout: Readable; 
       throw failure(args, error.message);
     },
   );
-  return { stdout: child.stdout, done };
+  return { stdout: child.stdout!, done };
 }
 
 /**

@@ -1,11 +1,14 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, type StdioOptions } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 
-// What every provisioning module needs from the machine: files replaced atomically and
-// configured commands run without a shell.
+// What every provisioning module needs from the machine: files replaced atomically, and child
+// processes started the one way the panel starts them (startChild): without a shell, and with an
+// environment the caller names. A child never inherits the panel's own environment, which holds
+// what panel.env set (database and MariaDB credentials, AUTH_SECRET): a process running as a
+// customer can read its own /proc/<pid>/environ, so anything it inherits is the customer's.
 
 /** A file to write whole: its path, text and permissions, and its owner when not root. */
 export interface FileToWrite {
@@ -127,11 +130,84 @@ export async function readFilesIfExist(files: readonly string[]): Promise<Map<st
   return contents;
 }
 
+/** The environment of a child process: always given in full, never inherited. */
+export type ChildEnv = Readonly<Record<string, string>>;
+
+const STANDARD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/**
+ * For a program the panel runs as root (nginx -t, useradd, restic…): the administrator's PATH, a
+ * fixed locale, and `extra` (what that program needs, never a secret: secrets go in a 0600 file or
+ * on standard input).
+ */
+export function toolEnv(extra: Record<string, string> = {}): ChildEnv {
+  return { PATH: process.env.PATH || STANDARD_PATH, LANG: "C.UTF-8", ...extra };
+}
+
+/** For a program that runs as a customer (runAsUser): fixed, nothing of the panel's nor of root's. */
+export const CUSTOMER_ENV: ChildEnv = Object.freeze({ PATH: "/usr/local/bin:/usr/bin:/bin", LANG: "C.UTF-8" });
+
+export interface ChildOptions {
+  env: ChildEnv;
+  /** Default: no standard input, output and error piped. */
+  stdio?: StdioOptions;
+  timeoutMs?: number;
+}
+
+/** The one way the panel starts a program: no shell, and exactly the environment `options.env`. */
+export function startChild(program: string, args: readonly string[], options: ChildOptions): ChildProcess {
+  return spawn(program, args, { env: { ...options.env } as NodeJS.ProcessEnv, stdio: options.stdio ?? ["ignore", "pipe", "pipe"], timeout: options.timeoutMs });
+}
+
+/** Where `program` is on the administrator's PATH (toolEnv's), or `program` itself when not found. */
+function onToolPath(program: string): string {
+  for (const dir of toolEnv().PATH.split(":")) {
+    const candidate = path.join(dir, program);
+    try {
+      fsSync.accessSync(candidate, fsSync.constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return program;
+}
+
+/**
+ * `program` run as the account's Linux user `username` (runuser, found on root's PATH: the
+ * customer's fixed PATH has no sbin), with CUSTOMER_ENV.
+ */
+export function startAsUser(username: string, program: string, args: readonly string[], options: Omit<ChildOptions, "env"> = {}): ChildProcess {
+  if (!/^[a-z][a-z0-9_]{0,31}$/.test(username)) throw new Error(`not an account username: ${JSON.stringify(username)}`);
+  return startChild(onToolPath("runuser"), ["-u", username, "--", program, ...args], { ...options, env: CUSTOMER_ENV });
+}
+
+/** How runChild's program ended, with its standard output. */
+export interface ChildResult extends ChildExit {
+  stdout: string;
+}
+
+/**
+ * Runs a program to its end (startChild), `input` written to its standard input; its exit and
+ * output. Rejects only when it could not run at all (childExit).
+ */
+export async function runChild(program: string, args: readonly string[], options: ChildOptions & { input?: string }): Promise<ChildResult> {
+  const child = startChild(program, args, { ...options, stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+  if (options.input !== undefined) {
+    child.stdin!.on("error", () => undefined); // the program gone: its exit says why
+    child.stdin!.end(options.input);
+  }
+  let stdout = "";
+  child.stdout!.on("data", (chunk) => (stdout += chunk));
+  return { ...(await childExit(child)), stdout };
+}
+
 /**
  * Runs a configured command line (split on spaces, no shell: a value never becomes shell
- * syntax), `{name}` placeholders replaced per word. Resolves with why it failed, or null.
+ * syntax), `{name}` placeholders replaced per word, with toolEnv(). Resolves with why it failed,
+ * or null.
  */
-export function runCommand(
+export async function runCommand(
   command: string,
   placeholders: Record<string, string> = {},
   timeoutMs = 30_000,
@@ -140,18 +216,14 @@ export function runCommand(
     .trim()
     .split(/\s+/)
     .map((word) => word.replace(/\{(\w+)\}/g, (whole, name: string) => placeholders[name] ?? whole));
-  return new Promise((resolve) => {
-    const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"], timeout: timeoutMs });
-    let output = "";
-    const keep = (chunk: Buffer) => (output = (output + chunk).slice(-2000));
-    child.stdout.on("data", keep);
-    child.stderr.on("data", keep);
-    child.on("error", (error) => resolve(`${program}: ${error.message}`));
-    child.on("close", (code, signal) => {
-      if (code === 0) resolve(null);
-      else resolve(`${command} exited with ${signal ?? code}${output.trim() ? `: ${output.trim()}` : ""}`);
-    });
-  });
+  try {
+    const result = await runChild(program, args, { env: toolEnv(), timeoutMs });
+    if (result.code === 0) return null;
+    const output = `${result.stdout}\n${result.stderr}`.trim().slice(-2000);
+    return `${command} exited with ${result.signal ?? result.code}${output ? `: ${output}` : ""}`;
+  } catch (error) {
+    return `${program}: ${(error as Error).message}`;
+  }
 }
 
 /** How a child process ended: its exit code (null when a signal ended it), that signal, the end of its standard error. */
