@@ -35,18 +35,25 @@ export const MAX_DATABASE_NAME = 64;
 export const MAX_DATABASE_USER_NAME = 50;
 
 /**
- * A database or database-user name inside another account's prefix is refused: account `a`
+ * A name belongs to the account with the longest `<username>_` prefix it starts with: account `a`
  * must not make `a_b_x`, which lies in the `a_b_` of account `a_b` (whose grants, backups and
- * termination go by that prefix). New usernames hold no `_` (lib/accounts/schemas.ts), so only
- * accounts made before that rule can be such an "other" account: their set never grows, and
- * this read inside the creating transaction cannot be overtaken by a new one. Names already made
- * stay as they are (a live MariaDB database is never renamed).
+ * termination go by that prefix), while `a_b` may (`a_` is shorter than its own). New usernames
+ * hold no `_` (lib/accounts/schemas.ts), so only accounts made before that rule can hold a longer
+ * prefix inside another's: their set never grows, and this read inside the creating transaction
+ * cannot be overtaken by a new one. Names already made stay as they are (a live MariaDB database
+ * is never renamed).
  */
 async function assertOutsideOtherPrefixes(tx: Queryable, account: AccountScope, name: string, field: string) {
   const [other] = await tx
     .select({ id: hostingAccounts.id })
     .from(hostingAccounts)
-    .where(and(ne(hostingAccounts.id, account.id), sql`left(${name}, length(${hostingAccounts.username}) + 1) = ${hostingAccounts.username} || '_'`))
+    .where(
+      and(
+        ne(hostingAccounts.id, account.id),
+        sql`length(${hostingAccounts.username}) > ${account.username.length}`,
+        sql`left(${name}, length(${hostingAccounts.username}) + 1) = ${hostingAccounts.username} || '_'`,
+      ),
+    )
     .limit(1);
   if (other) throw validationError(field, `"${name}" lies inside the prefix of another account: choose another name`);
 }
