@@ -1,4 +1,4 @@
-import { boolean, index, integer, pgTable, text } from "drizzle-orm/pg-core";
+import { boolean, index, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { createdAt, updatedAt } from "./columns";
 
 export const adminUsers = pgTable("admin_users", {
@@ -46,3 +46,18 @@ export const settings = pgTable("settings", {
   value: text("value").notNull(),
   createdAt: createdAt(),
 });
+
+// Admin sign-in attempts counted per subject (lib/admin-session/sign-in-throttle.ts): the client
+// address ("address:203.0.113.7", an IPv6 client by its /64: "address:2001:db8:1:2::/64") and
+// the e-mail tried ("email:" + SHA-256 of it, whether or not an admin has it). A window starts at
+// a subject's first attempt and lasts 15 minutes; rows whose window has passed are pruned.
+export const signInAttempts = pgTable(
+  "sign_in_attempts",
+  {
+    subject: text("subject").primaryKey(),
+    attempts: integer("attempts").notNull(),
+    windowStartedAt: timestamp("window_started_at", { withTimezone: true }).notNull(),
+  },
+  // Pruning deletes the rows whose window has passed.
+  (table) => [index("sign_in_attempts_window_started_at_idx").on(table.windowStartedAt)],
+);

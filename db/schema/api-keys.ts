@@ -20,11 +20,11 @@ export const apiKeys = pgTable(
     scope: apiKeyScope("scope").notNull(),
     resellerId: integer("reseller_id").references(() => resellers.id, { onDelete: "cascade" }),
     accountId: integer("account_id").references(() => hostingAccounts.id, { onDelete: "cascade" }),
-    // The admin the key acts for (SSO signs in as this admin); null for keys made on the CLI
-    // before any admin existed: they belong to the first admin.
-    createdByAdminId: integer("created_by_admin_id").references(() => adminUsers.id, {
-      onDelete: "set null",
-    }),
+    // The admin an admin key belongs to (README "Keys belong to an admin"): the key works only
+    // while that admin is enabled, goes when the admin is removed, and SSO signs in as this admin
+    // and no other. Null on reseller and account keys, and on admin keys made on the command line
+    // without --owner: those are the operator's, which the API takes and SSO refuses.
+    ownerAdminId: integer("owner_admin_id").references(() => adminUsers.id, { onDelete: "cascade" }),
     isEnabled: boolean("is_enabled").notNull().default(true),
     // Addresses and CIDR ranges; empty = any address.
     allowedIps: text("allowed_ips").array().notNull().default(sql`'{}'::text[]`),
@@ -48,6 +48,7 @@ export const apiKeys = pgTable(
         OR (${table.scope} = 'reseller' AND ${table.resellerId} IS NOT NULL AND ${table.accountId} IS NULL)
         OR (${table.scope} = 'account' AND ${table.accountId} IS NOT NULL AND ${table.resellerId} IS NULL)`,
     ),
+    check("api_keys_owner_admin_scope", sql`${table.ownerAdminId} IS NULL OR ${table.scope} = 'admin'`),
     // The admin list orders by newest first.
     index("api_keys_created_at_idx").on(table.createdAt),
   ],

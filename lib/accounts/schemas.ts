@@ -110,22 +110,28 @@ export const visitorReportSchema = z.record(z.string(), z.unknown());
 
 /**
  * Names the server keeps for itself: an account's username becomes its database prefix and, with
- * system users, its Linux user, so it must never be one of these (any existing Linux user is
- * refused too, lib/accounts/reserved.ts). Names with characters a username cannot hold
- * (`www-data`, `systemd-network`) are refused by the format already.
+ * system users, its Linux user and group, so it must never be one of these (any existing Linux
+ * user or group is refused too, lib/accounts/service.ts). Names with characters a username
+ * cannot hold (`www-data`, `_apt`) are refused by the format already.
  */
 export const RESERVED_USERNAMES: ReadonlySet<string> = new Set([
   "root", "daemon", "bin", "sys", "sync", "games", "man", "lp", "mail", "news", "uucp", "proxy",
-  "backup", "list", "irc", "gnats", "nobody", "_apt", "messagebus", "sshd", "polkitd",
-  "mysql", "mariadb", "postgres", "redis", "nginx", "apache", "httpd", "www", "www_data", "bind",
-  "named", "ftp", "postfix", "dovecot", "exim", "admin", "administrator", "panel", "php", "php_fpm",
+  "backup", "list", "irc", "gnats", "nobody", "messagebus", "sshd", "polkitd",
+  "mysql", "mariadb", "postgres", "redis", "nginx", "apache", "httpd", "www", "bind",
+  "named", "ftp", "postfix", "dovecot", "exim", "admin", "administrator", "panel", "php",
 ]);
 
+/**
+ * A new account's username: letters and digits. No `_`: the username and `_` are the prefix of
+ * the account's database names (`alice_shop`), and with `_` in usernames one account's prefix
+ * could lie inside another's (`a_` holds `a_b_`). Accounts made before keep their `_`
+ * (lib/databases/service.ts keeps the other accounts out of their prefix).
+ */
 const accountUsername = z
   .string()
   .trim()
   .toLowerCase()
-  .regex(/^[a-z][a-z0-9_]{0,31}$/, "must start with a letter; letters, digits and _ only; at most 32")
+  .regex(/^[a-z][a-z0-9]{0,31}$/, "must start with a letter; letters and digits only; at most 32")
   .refine((username) => !RESERVED_USERNAMES.has(username), "is reserved by the server");
 
 const accountEmail = z.email("is not a valid email address").trim().max(255);

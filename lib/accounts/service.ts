@@ -22,7 +22,7 @@ import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
 import { findPlanByName, toPlanRecord } from "@/lib/plans/service";
 import { findResellerByUsername } from "@/lib/resellers/service";
-import { linuxUserExists } from "@/lib/provisioning/passwd";
+import { linuxGroupExists, linuxUserExists } from "@/lib/provisioning/passwd";
 import { ADMIN, type AccountManager, managedBy } from "./manager";
 import {
   type AccountListRow,
@@ -138,6 +138,9 @@ export async function createAccount(
     createAccountSchema.parse(input);
   if (resellerName !== undefined && manager.kind === "reseller") throw validationError("reseller", ONLY_ADMINS);
   if (await linuxUserExists(username)) throw validationError("username", "is reserved by the server (a system user)");
+  // useradd --user-group makes a group of the username: an existing one (sudo, docker) would
+  // either stop it or, worse, hand the account that group's rights.
+  if (await linuxGroupExists(username)) throw validationError("username", "is reserved by the server (a system group)");
   const domain = normalizeDomainName(domainInput);
   if (!domain) throw validationError("domain", "is not a valid domain name");
   let undoProvisioning: (() => Promise<void>) | null = null;
@@ -244,6 +247,8 @@ export async function updateAccountAdminFields(
     if (Object.keys(changed).length === 0) return;
     await tx.update(hostingAccounts).set(changed).where(eq(hostingAccounts.id, accountId));
     if (changed.hasSshAccess !== undefined) await applySshAccess(current.username, changed.hasSshAccess);
+    // A new plan's PHP caps: the pools and sites follow in this transaction (lib/php-settings/rows.ts).
+    if (changed.planId !== undefined) await syncAccountSites(tx, accountId);
     await recordAudit(tx, actor, {
       action: "hosting_account.update",
       targetType: "hosting_account",

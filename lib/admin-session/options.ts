@@ -2,13 +2,14 @@ import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { encode } from "next-auth/jwt";
 import { getDb } from "@/db/client";
-import { verifyPassword } from "@/lib/admins/password";
+import { verifyPasswordOrNone } from "@/lib/admins/password";
 import { TWO_FACTOR_REQUIRED, TWO_FACTOR_WRONG } from "@/lib/admins/schemas";
 import { endAdminSessions, findAdminByEmail } from "@/lib/admins/service";
 import { acceptSecondFactor } from "@/lib/admins/two-factor";
 import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
 import { SESSION_MAX_AGE_S, adminOfToken, sessionClaims, sessionCookieName, sessionCookieOptions, sessionSecret } from "./session";
-import { isThrottled, recordFailure, recordSuccess } from "./sign-in-throttle";
+import { AppError } from "@/lib/errors";
+import { clearSignInAttempts, countSignInAttempt, THROTTLED_MESSAGE } from "./sign-in-throttle";
 
 // Admin sessions: next-auth v4, JWT strategy, email + password of enabled admin_users, and for an
 // admin with two-factor sign-in a code in the same request (a TOTP or recovery code): without it
@@ -44,26 +45,28 @@ async function buildOptions(): Promise<NextAuthOptions> {
           password: { label: "Password", type: "password" },
           code: { label: "Code", type: "text" },
         },
+        // Every attempt counts towards the throttle (./sign-in-throttle.ts) before anything is
+        // checked — a wrong password, a wrong code, an unknown e-mail alike — and only a sign-in
+        // clears it. Every e-mail, known or not, enabled or not, costs the same scrypt.
         async authorize(credentials, request) {
           const address = String(request?.headers?.[CLIENT_ADDRESS_HEADER] ?? "unknown");
-          if (isThrottled(address)) throw new Error("Too many failed sign-ins from this address; try again in 15 minutes");
-          if (!credentials?.email || !credentials.password) return null;
-          const admin = await findAdminByEmail(await getDb(), credentials.email);
-          if (!admin?.isEnabled || !(await verifyPassword(credentials.password, admin.passwordHash))) {
-            recordFailure(address);
-            return null;
-          }
+          const email = credentials?.email?.trim().toLowerCase();
+          if (!email || !credentials?.password) return null;
+          const db = await getDb();
+          if (await countSignInAttempt(db, address, email)) throw new Error(THROTTLED_MESSAGE);
+          const admin = await findAdminByEmail(db, email);
+          const passwordRight = await verifyPasswordOrNone(credentials.password, admin?.passwordHash ?? null).catch((error) => {
+            if (error instanceof AppError) throw new Error(error.message); // the scrypt queue is full
+            throw error;
+          });
+          if (!admin?.isEnabled || !passwordRight) return null;
           if (admin.totpSecret) {
-            // The password was right: a missing code is a question, not a failure; a wrong one
-            // counts towards the throttle like a wrong password.
+            // The password was right: a missing code is a question (the form asks for it).
             const code = credentials.code?.trim();
             if (!code) throw new Error(TWO_FACTOR_REQUIRED);
-            if (!(await acceptSecondFactor(await getDb(), admin, code))) {
-              recordFailure(address);
-              throw new Error(TWO_FACTOR_WRONG);
-            }
+            if (!(await acceptSecondFactor(db, admin, code))) throw new Error(TWO_FACTOR_WRONG);
           }
-          recordSuccess(address);
+          await clearSignInAttempts(db, address, email);
           const user: SignedIn = { id: String(admin.id), email: admin.email, name: admin.name || admin.email, sessionGeneration: admin.sessionGeneration };
           return user;
         },

@@ -48,12 +48,6 @@ export async function countAdminUsers(db: Queryable): Promise<number> {
   return total;
 }
 
-/** The first admin: owner of keys made on the command line (SSO signs in as this admin). */
-export async function firstAdminUser(db: Queryable) {
-  const [row] = await db.select().from(adminUsers).orderBy(asc(adminUsers.id)).limit(1);
-  return row ?? null;
-}
-
 export async function findAdminByEmail(db: Queryable, email: string) {
   const [row] = await db.select().from(adminUsers).where(eq(adminUsers.email, email.trim().toLowerCase()));
   return row ?? null;

@@ -80,6 +80,8 @@ export const apiKeyRecordSchema = z.object({
   reseller_username: z.string().nullable(),
   account_id: z.number().int().nullable(),
   account_username: z.string().nullable(),
+  // The admin an admin key belongs to (null: a command-line key without an owner, or not an admin key).
+  owner_email: z.string().nullable(),
   is_enabled: z.boolean(),
   allowed_ips: z.array(z.string()),
   allow_all_endpoints: z.boolean(),

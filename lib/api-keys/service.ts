@@ -1,6 +1,6 @@
 import { count, desc, eq, like, or, type SQL } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { apiKeys, hostingAccounts, resellers } from "@/db/schema";
+import { adminUsers, apiKeys, hostingAccounts, resellers } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { notFound, validationError } from "@/lib/errors";
 import { containsPattern, paged } from "@/lib/list-query";
@@ -26,6 +26,7 @@ const recordColumns = {
   resellerUsername: resellers.username,
   accountId: apiKeys.accountId,
   accountUsername: hostingAccounts.username,
+  ownerEmail: adminUsers.email,
   isEnabled: apiKeys.isEnabled,
   allowedIps: apiKeys.allowedIps,
   allowAllEndpoints: apiKeys.allowAllEndpoints,
@@ -51,6 +52,7 @@ function toRecord(row: RecordRow): ApiKeyRecord {
     reseller_username: row.resellerUsername,
     account_id: row.accountId,
     account_username: row.accountUsername,
+    owner_email: row.ownerEmail,
     is_enabled: row.isEnabled!,
     allowed_ips: row.allowedIps!,
     allow_all_endpoints: row.allowAllEndpoints!,
@@ -67,7 +69,8 @@ function selectRecords(db: Queryable) {
     .select(recordColumns)
     .from(apiKeys)
     .leftJoin(resellers, eq(resellers.id, apiKeys.resellerId))
-    .leftJoin(hostingAccounts, eq(hostingAccounts.id, apiKeys.accountId));
+    .leftJoin(hostingAccounts, eq(hostingAccounts.id, apiKeys.accountId))
+    .leftJoin(adminUsers, eq(adminUsers.id, apiKeys.ownerAdminId));
 }
 
 async function assertScopeTargetExists(
@@ -87,11 +90,23 @@ async function assertScopeTargetExists(
   }
 }
 
-/** Creates a key; the returned `secret` exists nowhere else, ever. */
+/**
+ * The admin an admin key belongs to: the admin making it (or making it an admin key); on the
+ * command line, the admin named with --owner, else none. An admin never makes a key that belongs
+ * to another admin: SSO would sign them in as that admin.
+ */
+const ownerOf = (scope: string, actor: Actor, commandLineOwner: number | null) =>
+  scope !== "admin" ? null : actor.type === "admin_user" ? actor.id : commandLineOwner;
+
+/**
+ * Creates a key; the returned `secret` exists nowhere else, ever. `ownerAdminId`: for keys made
+ * outside an admin's session (the command line), the admin an admin key belongs to.
+ */
 export async function createApiKey(
   db: Database,
   input: CreateApiKeyInput,
   actor: Actor,
+  { ownerAdminId = null }: { ownerAdminId?: number | null } = {},
 ): Promise<CreatedApiKey> {
   const fields = createApiKeySchema.parse(input);
   const key = newApiKeyToken();
@@ -108,7 +123,7 @@ export async function createApiKey(
         scope: fields.scope,
         resellerId: fields.scope === "reseller" ? fields.reseller_id : null,
         accountId: fields.scope === "account" ? fields.account_id : null,
-        createdByAdminId: actor.type === "admin_user" ? actor.id : null,
+        ownerAdminId: ownerOf(fields.scope, actor, ownerAdminId),
         isEnabled: fields.is_enabled,
         allowedIps: fields.allowed_ips,
         allowAllEndpoints: fields.allow_all_endpoints,
@@ -192,6 +207,8 @@ export async function updateApiKey(
         scope,
         resellerId: target.reseller_id,
         accountId: target.account_id,
+        // An admin key keeps its owner; a key becoming one belongs to whoever makes it so.
+        ownerAdminId: scope === current.scope ? current.ownerAdminId : ownerOf(scope, actor, null),
       })
       .where(eq(apiKeys.id, id));
     await recordAudit(tx, actor, {

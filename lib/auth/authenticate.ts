@@ -13,7 +13,7 @@ export interface Principal {
   scope: CachedKey["scope"];
   resellerId: number | null;
   accountId: number | null;
-  /** The admin the key belongs to (null: the first admin, see lib/sso). */
+  /** The admin an admin key belongs to (null: none, see lib/sso). */
   adminUserId: number | null;
   clientIp: string | null;
 }
@@ -44,10 +44,10 @@ export interface AuthHeaders {
 }
 
 /**
- * The checks of DESIGN.md "HTTP contract", in its order: credentials (401), disabled (403),
- * address (403), endpoint (403), audience (403), then for client operations the account:
- * header required for admin/reseller keys (400), unknown or foreign account (404), suspended
- * account behind an account key (403).
+ * The checks of DESIGN.md "HTTP contract", in its order: credentials (401), disabled (403; an
+ * admin key also when its admin is), address (403), endpoint (403), audience (403), then for
+ * client operations the account: header required for admin/reseller keys (400), unknown or
+ * foreign account (404), suspended account behind an account key (403).
  */
 export async function authenticate(
   operation: Pick<Operation, "method" | "path" | "audience">,
@@ -63,6 +63,7 @@ export async function authenticate(
     throw new AuthFailure(401, "Invalid API key or secret");
   }
   if (!key.isEnabled) throw new AuthFailure(403, "This API key is disabled");
+  if (!key.ownerEnabled) throw new AuthFailure(403, "This API key's admin is disabled");
   if (key.allowedAddresses && !(clientIp && addressMatches(key.allowedAddresses, clientIp))) {
     throw new AuthFailure(403, `This API key may not be used from ${clientIp ?? "an unknown address"}`);
   }
@@ -79,7 +80,7 @@ export async function authenticate(
     scope: key.scope,
     resellerId: key.resellerId,
     accountId: key.accountId,
-    adminUserId: key.createdByAdminId,
+    adminUserId: key.ownerAdminId,
     clientIp,
   };
   if (operation.audience !== "client") return { principal, account: null };

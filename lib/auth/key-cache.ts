@@ -20,8 +20,11 @@ export interface CachedKey {
   scope: "admin" | "reseller" | "account";
   resellerId: number | null;
   accountId: number | null;
-  createdByAdminId: number | null;
+  /** The admin an admin key belongs to (null: the operator's command-line key). */
+  ownerAdminId: number | null;
+  /** The key's own switch, and for an owned admin key its admin's too: both must be on. */
   isEnabled: boolean;
+  ownerEnabled: boolean;
   /** null = any address. */
   allowedAddresses: net.BlockList | null;
   /** null = all endpoints. */
@@ -121,22 +124,31 @@ async function cached<T>(map: Map<string, T>, cacheKey: string, load: () => Prom
   return value;
 }
 
+// The owner's is_enabled is read with the key: disabling or removing an admin bumps
+// auth_generation (triggers on admin_users and api_keys), so a cached key never outlives it.
 const keyByToken = preparedQuery((db) =>
-  db.select().from(apiKeys).where(eq(apiKeys.key, sql.placeholder("token"))).prepare("api_key_by_token"),
+  db
+    .select({ key: apiKeys, ownerEnabled: adminUsers.isEnabled })
+    .from(apiKeys)
+    .leftJoin(adminUsers, eq(adminUsers.id, apiKeys.ownerAdminId))
+    .where(eq(apiKeys.key, sql.placeholder("token")))
+    .prepare("api_key_by_token"),
 );
 
 export function findKey(token: string): Promise<CachedKey | null> {
   return cached(state.keys, token, async () => {
-    const [row] = await keyByToken((await connection()).db).execute({ token });
-    if (!row) return null;
+    const [found] = await keyByToken((await connection()).db).execute({ token });
+    if (!found) return null;
+    const row = found.key;
     return {
       id: row.id,
       secretHash: row.secretHash,
       scope: row.scope,
       resellerId: row.resellerId,
       accountId: row.accountId,
-      createdByAdminId: row.createdByAdminId,
+      ownerAdminId: row.ownerAdminId,
       isEnabled: row.isEnabled,
+      ownerEnabled: row.ownerAdminId === null || found.ownerEnabled === true,
       allowedAddresses: row.allowedIps.length ? buildAddressMatcher(row.allowedIps) : null,
       allowedEndpoints: row.allowAllEndpoints ? null : new Set(row.allowedEndpoints),
     };

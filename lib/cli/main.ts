@@ -46,8 +46,10 @@ const USAGE = `Usage: npm run panel -- <command> [--json]
   account list
   account suspend USER [--reason R] | account unsuspend USER
   account delete USER     (terminate: everything of the account on the servers, then its records)
-  key create --name N (--admin | --reseller U | --account U)
+  key create --name N (--admin [--owner EMAIL] | --reseller U | --account U)
              [--ip ADDR_OR_CIDR]... [--endpoint "METHOD /api/path/{param}"]... [--disabled]
+             (--owner: the admin key belongs to that admin: it works while they are enabled,
+             goes with them, and SSO signs in as them; without it SSO refuses the key)
   key list
   key disable ID | key enable ID | key delete ID
   php add --version 8.3
@@ -76,6 +78,7 @@ const optionSpec = {
   reseller: { type: "string" },
   account: { type: "string" },
   admin: { type: "boolean" },
+  owner: { type: "string" },
   ip: { type: "string", multiple: true },
   endpoint: { type: "string", multiple: true },
   disabled: { type: "boolean" },
@@ -243,6 +246,13 @@ const commands: Record<string, Command> = {
     } else {
       target = { scope: "admin" };
     }
+    let ownerAdminId: number | null = null;
+    if (options.owner !== undefined) {
+      if (target.scope !== "admin") throw new UsageError("--owner is for --admin keys");
+      const owner = await findAdminByEmail(db, required(options, "owner"));
+      if (!owner) throw new AppError("NOT_FOUND", `No admin with the email ${options.owner}`);
+      ownerAdminId = owner.id;
+    }
     const endpoints = (options.endpoint as string[] | undefined) ?? [];
     const created = await createApiKey(
       db,
@@ -255,6 +265,7 @@ const commands: Record<string, Command> = {
         allowed_endpoints: endpoints,
       },
       actor,
+      { ownerAdminId },
     );
     return {
       json: created,

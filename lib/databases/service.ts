@@ -1,8 +1,8 @@
-import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, ne, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { preparedQuery } from "@/db/prepared";
-import { customerDatabases, databaseGrants, databaseUsers } from "@/db/schema";
+import { customerDatabases, databaseGrants, databaseUsers, hostingAccounts } from "@/db/schema";
 import { assertQuota, lockAccount } from "@/lib/accounts/lock";
 import { AppError, notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
@@ -33,6 +33,30 @@ interface AccountScope {
 
 export const MAX_DATABASE_NAME = 64;
 export const MAX_DATABASE_USER_NAME = 50;
+
+/**
+ * A name belongs to the account with the longest `<username>_` prefix it starts with: account `a`
+ * must not make `a_b_x`, which lies in the `a_b_` of account `a_b` (whose grants, backups and
+ * termination go by that prefix), while `a_b` may (`a_` is shorter than its own). New usernames
+ * hold no `_` (lib/accounts/schemas.ts), so only accounts made before that rule can hold a longer
+ * prefix inside another's: their set never grows, and this read inside the creating transaction
+ * cannot be overtaken by a new one. Names already made stay as they are (a live MariaDB database
+ * is never renamed).
+ */
+async function assertOutsideOtherPrefixes(tx: Queryable, account: AccountScope, name: string, field: string) {
+  const [other] = await tx
+    .select({ id: hostingAccounts.id })
+    .from(hostingAccounts)
+    .where(
+      and(
+        ne(hostingAccounts.id, account.id),
+        sql`length(${hostingAccounts.username}) > ${account.username.length}`,
+        sql`left(${name}, length(${hostingAccounts.username}) + 1) = ${hostingAccounts.username} || '_'`,
+      ),
+    )
+    .limit(1);
+  if (other) throw validationError(field, `"${name}" lies inside the prefix of another account: choose another name`);
+}
 
 /** `shop` → `alice_shop`; `alice_shop` stays. Checks the full name's length. */
 export function prefixedName(account: AccountScope, name: string, field: string, max: number): string {
@@ -137,6 +161,7 @@ export async function createDatabase(
         .where(eq(customerDatabases.accountId, account.id));
       assertQuota(total, plan.maxDatabases, "databases");
     }
+    await assertOutsideOtherPrefixes(tx, account, name, "database_name");
     try {
       const [row] = await tx
         .insert(customerDatabases)
@@ -235,6 +260,7 @@ export async function createDatabaseUser(
         .where(eq(databaseUsers.accountId, account.id));
       assertQuota(total, plan.maxDatabaseUsers, "database users");
     }
+    await assertOutsideOtherPrefixes(tx, account, name, "username");
     try {
       const [row] = await tx
         .insert(databaseUsers)

@@ -13,7 +13,7 @@ import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { provisionDomain, syncAccountSites } from "@/lib/hosting/service";
 import { removeCertificate } from "@/lib/provisioning/acme";
 import { removeZoneFile } from "@/lib/provisioning/zone-files";
-import { normalizeDomainName } from "./names";
+import { keptNameProblem, normalizeDomainName } from "./names";
 import type { createDomainBodySchema, domainRecordSchema, updateDomainBodySchema } from "./schemas";
 
 export interface NewDomain {
@@ -60,11 +60,15 @@ async function assertApartFromOtherAccounts(tx: Queryable, accountId: number, na
 
 /**
  * Inserts a domain and provisions its zone (SOA, two NS, apex A). Run it inside the caller's
- * transaction: a failure leaves neither. A name taken anywhere on the server, or inside or
- * containing another account's domain, is a 422 — checked under a server-wide lock, so it holds
- * under concurrent requests.
+ * transaction: a failure leaves neither. A local name or one of the server's own (lib/domains/
+ * names.ts keptNameProblem), a name taken anywhere on the server, or inside or containing another
+ * account's domain, is a 422 naming `domain` — checked under a server-wide lock, so it holds
+ * under concurrent requests. Every way a domain comes in (account create, domain create, a
+ * restored account) passes here.
  */
 export async function insertDomainWithZone(tx: Queryable, fields: NewDomain) {
+  const kept = keptNameProblem(fields.domain);
+  if (kept) throw validationError("domain", kept);
   await tx.execute(sql`select pg_advisory_xact_lock(${DOMAIN_NAMES_LOCK})`);
   await assertApartFromOtherAccounts(tx, fields.accountId, fields.domain);
   try {

@@ -215,10 +215,13 @@ export async function provisionAccount(db: Queryable, accountId: number): Promis
   const { username } = account;
   let userCreated = false;
   let siteDomains: string[] = [];
+  // The undo removes only what this run made: a HOME_ROOT/<username> that was there before (an
+  // administrator's copy of a site to adopt, or anything else) stays, whatever fails.
+  const homeWasThere = homesEnabled() && (await fs.lstat(homeOf(username)).then(() => true, () => false));
   const undo = async () => {
     if (siteDomains.length) await applySites(siteDomains.map((domain) => ({ domain, contents: null })));
     if (userCreated) await removeSystemUser(username);
-    if (homesEnabled()) await removeHome(homeOf(username));
+    if (homesEnabled() && !homeWasThere) await removeHome(homeOf(username));
   };
   if (!homesEnabled()) return undo;
   try {

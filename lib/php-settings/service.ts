@@ -7,16 +7,21 @@ import { syncAccountSites } from "@/lib/hosting/service";
 import { phpSettingsOf } from "./rows";
 import { type PhpSettings, phpSettingsSchema, type updatePhpSettingsSchema } from "./schemas";
 
-// An account's PHP settings: a row once changed, the defaults before. A change is checked
-// against the plan's maxima and written to the account's pools and sites in its transaction
-// (a server that refuses them rolls the change back).
+// An account's PHP settings: a row once changed, the defaults before, and in force always within
+// the plan's caps (./rows.ts withinCaps: a default or an earlier choice above them is lowered). A
+// change is checked against the caps and written to the account's pools and sites in its
+// transaction (a server that refuses them rolls the change back).
 
-/** GET /api/client/php-settings */
+/** GET /api/client/php-settings: the settings in force. */
 export async function getPhpSettings(db: Queryable, accountId: number): Promise<PhpSettings> {
   return (await phpSettingsOf(db, [accountId])).get(accountId)!;
 }
 
-/** PUT /api/client/php-settings: within the plan's maxima, post_max_size ≥ upload_max_filesize. */
+/**
+ * PUT /api/client/php-settings: within the plan's maxima, post_max_size ≥ upload_max_filesize.
+ * The fields left out keep the values in force, which are within the caps already: a change of
+ * one field is never refused for another.
+ */
 export async function updatePhpSettings(
   db: Database,
   accountId: number,
@@ -48,4 +53,21 @@ export async function updatePhpSettings(
     await syncAccountSites(tx, accountId);
     return next;
   });
+}
+
+/**
+ * After a plan's PHP caps changed, or an account changed plans: each account's pools and sites
+ * are written again with the settings now in force, one account at a time under its row lock
+ * (only files whose content changed are written). A refusal is logged: the caps are the plan's
+ * whatever a server says, and the next change of the account writes them again.
+ */
+export async function applyPhpCaps(db: Database, accountIds: number[]): Promise<void> {
+  for (const accountId of accountIds) {
+    await db
+      .transaction(async (tx) => {
+        await lockAccount(tx, accountId);
+        await syncAccountSites(tx, accountId);
+      })
+      .catch((error) => console.error(`[php] the sites of account ${accountId} could not follow its plan's PHP caps:`, (error as Error).message));
+  }
 }

@@ -4,6 +4,7 @@ import { DEFAULT_PLAN_NAME } from "@/db/prepare";
 import { hostingAccounts, plans } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { applyDiskQuotas } from "@/lib/hosting/service";
+import { applyPhpCaps } from "@/lib/php-settings/service";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
 import {
@@ -75,6 +76,11 @@ export async function updatePlan(db: Database, id: number, input: UpdatePlanInpu
     .then(async (plan) => {
       // The new disk_mb as the quota of the plan's accounts (where quotas are on).
       if (fields.disk_mb !== undefined) await applyDiskQuotas(db, { planId: id });
+      // New PHP caps: the plan's accounts run within them from now on.
+      if (fields.max_php_memory_mb !== undefined || fields.max_php_upload_mb !== undefined) {
+        const accounts = await db.select({ id: hostingAccounts.id }).from(hostingAccounts).where(eq(hostingAccounts.planId, id));
+        await applyPhpCaps(db, accounts.map((account) => account.id));
+      }
       return plan;
     })
     .catch(rethrowDuplicate);

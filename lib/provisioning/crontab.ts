@@ -1,5 +1,5 @@
 import path from "node:path";
-import { AppError } from "@/lib/errors";
+import { AppError, validationError } from "@/lib/errors";
 import { scheduleProblem } from "@/lib/cron/schedule";
 import { checkedAbsolutePath, checkedLinuxName, refuseRenderedValue } from "./render-checks";
 import { type ChildExit, exitReason, runChild, toolEnv } from "./system";
@@ -19,8 +19,17 @@ const RENDERER = "crontab";
 const shellQuoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
 
 /**
+ * cron's own reading of a command (crontab(5); Vixie cron's do_command.c, Debian's `cron`): an
+ * unescaped `%` ends the command (the rest becomes its standard input), and a backslash escapes
+ * the character after it — `\%` gives `%`, `\\` gives `\`, any other pair stays as it is. So
+ * both are escaped: `%` alone would cut the line, and a command ending in `\` would turn the
+ * escape of a following `%` into an escaped backslash and leave that `%` bare.
+ */
+const cronEscaped = (text: string) => text.replace(/[\\%]/g, "\\$&");
+
+/**
  * The crontab of one account. Each value checked again here (render-checks.ts): a schedule
- * cron reads, a command on one line. cron turns `%` into a line break, so it is escaped.
+ * cron reads, a command on one line, escaped for cron (cronEscaped).
  */
 export function renderCrontab(home: string, jobs: CronLine[]): string {
   checkedAbsolutePath(RENDERER, "home", home);
@@ -37,23 +46,28 @@ export function renderCrontab(home: string, jobs: CronLine[]): string {
       refuseRenderedValue(RENDERER, "command", job.command, "one line, no control characters");
     }
     const command = `cd ${shellQuoted(home)} && /bin/sh -c ${shellQuoted(job.command)} >> ${shellQuoted(log)} 2>&1`;
-    lines.push(`${job.schedule} ${command.replaceAll("%", "\\%")}`);
+    lines.push(`${job.schedule} ${cronEscaped(command)}`);
   }
   return `${lines.join("\n")}\n`;
 }
 
-/** Runs crontab; `needed`: false when there is nothing to run (a server without cron then has nothing to do). */
+/**
+ * Runs crontab; `needed`: false when there is nothing to run (a server without cron then has
+ * nothing to do). crontab's own words go to the panel's log; the answer names the jobs' command.
+ */
 async function crontab(args: string[], input: string, needed: boolean): Promise<void> {
   let exit: ChildExit;
   try {
     exit = await runChild("crontab", args, { env: toolEnv(), input, timeoutMs: 30_000 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT" && !needed) return;
-    throw new AppError("VALIDATION", `Cron jobs are unavailable: crontab could not run (${(error as Error).message}; Debian package cron)`);
+    console.error(`[cron] crontab could not run: ${(error as Error).message}`);
+    throw new AppError("VALIDATION", "Cron jobs are unavailable on this server (crontab could not run: Debian package cron)");
   }
   // `crontab -r` of a user without a crontab: nothing to remove.
   if (exit.code === 0 || (args.includes("-r") && /no crontab/i.test(exit.stderr))) return;
-  throw new AppError("VALIDATION", `crontab refused the account's jobs: ${exitReason(exit)}`);
+  console.error(`[cron] crontab ${args.join(" ")} failed: ${exitReason(exit)}`);
+  throw validationError("command", "could not be installed: cron refused the account's jobs");
 }
 
 /** Installs the account's crontab (replacing the one it had); `jobs`: how many it holds. */

@@ -1,6 +1,6 @@
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { AppError } from "@/lib/errors";
+import { AppError, validationError } from "@/lib/errors";
 import { makeDirectoryIn, makeFileIn, openDirectoryIn, openDirectoryPath, openTrustedDirectory, removeTreeIn, runOnDescriptors } from "./home-files";
 import { linuxGroupIds, linuxGroupMembers, linuxUserExists } from "./passwd";
 import { exitReason, runChild, toolEnv } from "./system";
@@ -49,13 +49,31 @@ async function ids(user: string | null, group: string): Promise<{ uid: number; g
   return { uid: userEntry ? Number(userEntry[2]) : process.getuid!(), gid: Number(groupEntry[2]) };
 }
 
-/** Runs a user-management program (`input`: its standard input, where a secret goes: never onto its command line, which ps shows). */
-async function command(program: string, args: string[], input?: string): Promise<void> {
-  const failed = (why: string) => new AppError("VALIDATION", `${program} failed: ${why.trim()}`);
+/**
+ * What a refused user-management command answers: a 422 naming the request's field, in the
+ * panel's words. The program's own words (which name other users, groups and files of this
+ * machine) go to the panel's log only.
+ */
+interface Refusal {
+  field?: string;
+  says: string;
+}
+
+const refusalError = ({ field, says }: Refusal) => (field ? validationError(field, says) : new AppError("VALIDATION", says));
+
+/**
+ * Runs a user-management program (`input`: its standard input, where a secret goes: never onto
+ * its command line, which ps shows, nor into the log, which gets only the program and arguments).
+ */
+async function command(program: string, args: string[], refusal: Refusal, input?: string): Promise<void> {
   const result = await runChild(program, args, { env: toolEnv(), input, timeoutMs: 30_000 }).catch((error: Error) => {
-    throw failed(error.message);
+    console.error(`[homes] ${program} could not run: ${error.message}`);
+    throw refusalError(refusal);
   });
-  if (result.code !== 0) throw failed(exitReason(result));
+  if (result.code !== 0) {
+    console.error(`[homes] ${program} ${args.join(" ")} failed: ${exitReason(result)}`);
+    throw refusalError(refusal);
+  }
 }
 
 /**
@@ -63,33 +81,40 @@ async function command(program: string, args: string[], input?: string): Promise
  * field `*`: no password matches it, yet the account is not locked, so sshd accepts its keys.
  */
 export async function createSystemUser(username: string, home: string, shell: string): Promise<void> {
-  await command("useradd", ["--no-create-home", "--home-dir", home, "--shell", shell, "--password", "*", "--user-group", checkedName(username)]);
+  await command(
+    "useradd",
+    ["--no-create-home", "--home-dir", home, "--shell", shell, "--password", "*", "--user-group", checkedName(username)],
+    { field: "username", says: "could not be made a Linux user on this server" },
+  );
 }
 
 /** Adds `member` (a user) to `group`; false (and nothing done) when it is a member already. */
 export async function addGroupMember(group: string, member: string): Promise<boolean> {
   if ((await linuxGroupMembers(group))?.includes(member)) return false;
-  await command("gpasswd", ["--add", member, group]);
+  await command("gpasswd", ["--add", member, group], { says: "The web server could not be given access to the account's files" });
   return true;
 }
 
 export async function setLoginShell(username: string, shell: string): Promise<void> {
-  await command("usermod", ["--shell", shell, checkedName(username)]);
+  await command("usermod", ["--shell", shell, checkedName(username)], { field: "has_ssh_access", says: "could not be applied to the account's Linux user" });
 }
 
 /** The user's supplementary groups become exactly `groups` (the panel's SFTP or shell group). */
 export async function setSupplementaryGroups(username: string, groups: string[]): Promise<void> {
-  await command("usermod", ["--groups", groups.join(","), checkedName(username)]);
+  await command("usermod", ["--groups", groups.join(","), checkedName(username)], {
+    field: "has_ssh_access",
+    says: "could not be applied to the account's Linux user",
+  });
 }
 
 /** Creates a system group when there is none of that name. */
 export async function ensureGroup(group: string): Promise<void> {
-  if (!(await lookup("group", group))) await command("groupadd", ["--system", group]);
+  if (!(await lookup("group", group))) await command("groupadd", ["--system", group], { says: `The group ${group} could not be made` });
 }
 
 /** The group's members become exactly `usernames` (one command, whatever their number). */
 export async function setGroupMembers(group: string, usernames: string[]): Promise<void> {
-  await command("gpasswd", ["--members", usernames.map(checkedName).join(","), group]);
+  await command("gpasswd", ["--members", usernames.map(checkedName).join(","), group], { says: `The members of the group ${group} could not be set` });
 }
 
 /**
@@ -97,9 +122,10 @@ export async function setGroupMembers(group: string, usernames: string[]): Promi
  * /etc/shadow, handed to it on standard input; null puts back `*` (keys only).
  */
 export async function setLoginPassword(username: string, password: string | null): Promise<void> {
-  if (password === null) return command("usermod", ["--password", "*", checkedName(username)]);
+  const refusal = { field: "password", says: "could not be set on this server" };
+  if (password === null) return command("usermod", ["--password", "*", checkedName(username)], refusal);
   if (/[\u0000-\u001f\u007f]/.test(password)) throw new Error("a password with a control character never reaches chpasswd");
-  await command("chpasswd", [], `${checkedName(username)}:${password}\n`);
+  await command("chpasswd", [], refusal, `${checkedName(username)}:${password}\n`);
 }
 
 /**
@@ -107,7 +133,9 @@ export async function setLoginPassword(username: string, password: string | null
  * PAM, and by cron) whatever key or password it offers; an empty expiry date lifts it.
  */
 export async function setLoginExpired(username: string, expired: boolean): Promise<void> {
-  await command("usermod", ["--expiredate", expired ? "1" : "", checkedName(username)]);
+  await command("usermod", ["--expiredate", expired ? "1" : "", checkedName(username)], {
+    says: `The Linux user's logins could not be ${expired ? "stopped" : "allowed again"}`,
+  });
 }
 
 /** Ends every process of the user (SFTP and SSH sessions among them); none running is fine. */
@@ -145,9 +173,9 @@ export async function endUserSessions(username: string): Promise<void> {
 export async function removeSystemUser(username: string): Promise<void> {
   if (await linuxUserExists(checkedName(username))) {
     await endUserProcesses(username);
-    await command("userdel", [username]);
+    await command("userdel", [username], { says: "The Linux user could not be removed" });
   }
-  if (await lookup("group", username)) await command("groupdel", [username]);
+  if (await lookup("group", username)) await command("groupdel", [username], { says: "The Linux user's group could not be removed" });
 }
 
 /**

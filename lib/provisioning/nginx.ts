@@ -282,7 +282,12 @@ async function applyBatch(changes: SiteChange[], accessLogs: string[], onTestSta
       logsFailure = error;
     }
     const failure = await testing;
-    if (failure) throw new AppError("VALIDATION", `The web server refused the new configuration: ${failure}`);
+    if (failure) {
+      // nginx -t names files and lines of the whole server, other accounts' among them: its words
+      // go to the panel's log, the answer says what happened.
+      console.error(`[web] nginx refused the new configuration: ${failure}`);
+      throw new AppError("VALIDATION", "The web server refused the new configuration; nothing was changed");
+    }
     if (logsFailure) throw logsFailure;
   } catch (error) {
     await replaceFiles([...previous]);

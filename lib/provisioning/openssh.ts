@@ -64,7 +64,7 @@ export function renderSshdConfig(settings: SshdSettings): string {
 /**
  * Writes the drop-in when it differs from the file there, has sshd test the whole configuration
  * and reloads it. A refused configuration puts the previous file back (or removes the new one)
- * and throws 422 with sshd's complaint. Returns whether the file changed.
+ * and throws 422 (sshd's complaint goes to the panel's log). Returns whether the file changed.
  */
 export async function applySshdConfig(contents: string): Promise<boolean> {
   const ssh = env().ssh!;
@@ -75,7 +75,8 @@ export async function applySshdConfig(contents: string): Promise<boolean> {
   if (refusal) {
     if (previous === null) await fs.rm(ssh.configFile, { force: true });
     else await writeAtomically(ssh.configFile, previous);
-    throw new AppError("VALIDATION", `sshd refused the new configuration: ${refusal}`);
+    console.error(`[ssh] sshd refused the new configuration: ${refusal}`);
+    throw new AppError("VALIDATION", "sshd refused the new configuration; the previous one stays (the panel's log says why)");
   }
   const reloadError = await runCommand(ssh.reloadCommand);
   if (reloadError) console.error(`[ssh] the drop-in was written, but the reload failed: ${reloadError}`);

@@ -21,6 +21,11 @@ export async function linuxUserExists(username: string): Promise<boolean> {
   return (await linuxUsernames()).has(username);
 }
 
+/** Whether a Linux group of this name exists on this machine. */
+export async function linuxGroupExists(group: string): Promise<boolean> {
+  return (await linuxGroupIds()).has(group);
+}
+
 /** The id of the Linux user of this name; null when there is none. */
 export async function linuxUserId(username: string): Promise<number | null> {
   const entry = (await entries("/etc/passwd")).find(([name]) => name === username);

@@ -1,5 +1,5 @@
 import { env } from "@/lib/env";
-import { AppError } from "@/lib/errors";
+import { validationError } from "@/lib/errors";
 import { checkedAbsolutePath, checkedInteger, checkedLinuxName } from "./render-checks";
 import { exitReason, runChild, toolEnv } from "./system";
 
@@ -47,7 +47,9 @@ export async function setDiskQuota(username: string, limitMb: number | null): Pr
   try {
     await run("setquota", ["-u", user, String(blocks), String(blocks), "0", "0", checkedAbsolutePath(RENDERER, "mount point", mount)]);
   } catch (error) {
-    throw new AppError("VALIDATION", `Could not set the disk quota of ${user}: ${(error as Error).message}`);
+    // setquota's words (devices, mount points) go to the log; the answer names the plan, whose disk_mb it is.
+    console.error(`[quota] setquota for ${user} failed: ${(error as Error).message}`);
+    throw validationError("plan", "could not be applied: the disk quota could not be set on this server");
   }
   return true;
 }

@@ -14,9 +14,9 @@ export const ssoOperations = {
     path: "/api/admin/generate-sso-token",
     audience: "admin",
     tag: "Admin",
-    summary: "Create a single-use sign-in link for the key's admin (expires after 60 s)",
+    summary: "Create a single-use sign-in link for the admin the key belongs to (expires after 60 s)",
     response: ssoTokenSchema,
     successStatus: 200,
-    errorStatuses: [500],
+    errorStatuses: [403, 500],
   }),
 };

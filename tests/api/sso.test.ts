@@ -16,9 +16,15 @@ import { makeKey, seedTenants } from "../support/seed";
 
 async function seed(db: Database) {
   const tenants = await seedTenants(db);
+  const firstsKey = await createApiKey(db, { name: "made by the first admin", scope: "admin" }, { type: "admin_user", id: tenants.admin.id });
   const second = await createAdminUser(db, { email: "second@example.com", password: "another long password" }, { type: "system" });
   const secondsKey = await createApiKey(db, { name: "made by second", scope: "admin" }, { type: "admin_user", id: second.id });
-  return { ...tenants, second, secondsKey: { key: secondsKey.key, secret: secondsKey.secret } };
+  return {
+    ...tenants,
+    second,
+    firstsKey: { id: firstsKey.id, key: firstsKey.key, secret: firstsKey.secret },
+    secondsKey: { key: secondsKey.key, secret: secondsKey.secret },
+  };
 }
 
 /** Follows nothing: the SSO answer itself (redirect or refusal page). */
@@ -49,8 +55,8 @@ for (const backend of testBackends()) {
       await env?.teardown();
     });
 
-    test("a key made on the command line gets a link for the first admin; the link works once and starts a session", async () => {
-      const response = await apiClient(base(), env.seed.adminKey).post("/api/admin/generate-sso-token");
+    test("an admin's key gets a link for that admin; the link works once and starts a session", async () => {
+      const response = await apiClient(base(), env.seed.firstsKey).post("/api/admin/generate-sso-token");
       assert.equal(response.status, 200);
       const { sso_url, redirect_url, token } = response.body;
       const publicUrl = base();
@@ -72,12 +78,18 @@ for (const backend of testBackends()) {
       assert.match(await second.text(), /already been used/);
     });
 
-    test("a key made by an admin signs that admin in", async () => {
+    test("a key made by another admin signs that admin in, not the first", async () => {
       const response = await apiClient(base(), env.seed.secondsKey).post("/api/admin/generate-sso-token");
       assert.equal(response.status, 200);
       const signedIn = await visit(response.body.sso_url);
       assert.equal(signedIn.status, 303);
       assert.equal(await sessionEmail(base(), sessionCookieOf(signedIn)), "second@example.com");
+    });
+
+    test("a key made on the command line without --owner belongs to no admin: no link (403)", async () => {
+      const response = await apiClient(base(), env.seed.adminKey).post("/api/admin/generate-sso-token");
+      assert.equal(response.status, 403);
+      assert.match(response.body.error, /belongs to no admin/);
     });
 
     test("an unknown or missing token signs nobody in (401 page)", async () => {
@@ -92,7 +104,7 @@ for (const backend of testBackends()) {
     if (backend === "postgres") {
       // Changing rows beside the running server needs a second connection: PostgreSQL only.
       test("an expired token signs nobody in (410 page)", async () => {
-        const response = await apiClient(base(), env.seed.adminKey).post("/api/admin/generate-sso-token");
+        const response = await apiClient(base(), env.seed.firstsKey).post("/api/admin/generate-sso-token");
         await env.db!
           .update(ssoTokens)
           .set({ expiresAt: sql`now() - interval '1 second'` })
@@ -104,19 +116,19 @@ for (const backend of testBackends()) {
       });
 
       test("the token is stored hashed, expires 60 s after creation, and its creation is audited with key and address", async () => {
-        const response = await apiClient(base(), env.seed.adminKey).post("/api/admin/generate-sso-token");
+        const response = await apiClient(base(), env.seed.firstsKey).post("/api/admin/generate-sso-token");
         const db = env.db!;
         const [row] = await db.select().from(ssoTokens).where(eq(ssoTokens.tokenHash, sha256Hex(response.body.token)));
         assert.ok(row, "found by hash");
         assert.equal(row.usedAt, null);
         assert.equal(row.expiresAt.getTime() - row.createdAt.getTime(), 60_000);
-        assert.equal(row.apiKeyId, env.seed.adminKey.id);
+        assert.equal(row.apiKeyId, env.seed.firstsKey.id);
         const [audit] = await db
           .select()
           .from(auditLog)
           .where(and(eq(auditLog.action, "sso_token.create"), sql`${auditLog.details}->>'sso_token_id' = ${String(row.id)}`));
         assert.equal(audit.actorType, "api_key");
-        assert.equal(audit.actorId, env.seed.adminKey.id);
+        assert.equal(audit.actorId, env.seed.firstsKey.id);
         assert.equal(audit.ip, "127.0.0.1");
         assert.equal(audit.targetId, env.seed.admin.id);
       });
@@ -132,10 +144,10 @@ for (const backend of testBackends()) {
       await env?.teardown();
     });
 
-    test("500 saying there is no admin to sign in as", async () => {
+    test("403: a key made before any admin belongs to none, so it signs nobody in", async () => {
       const response = await apiClient(env.server.baseUrl, env.seed.key).post("/api/admin/generate-sso-token");
-      assert.equal(response.status, 500);
-      assert.match(response.body.error, /^Could not generate the SSO token: there is no admin user/);
+      assert.equal(response.status, 403);
+      assert.match(response.body.error, /belongs to no admin/);
     });
   });
 }

@@ -29,14 +29,39 @@ test("schedules: five fields within their ranges, or a shorthand", () => {
   }
 });
 
-test("a crontab line runs the command in the home through sh -c, quoted, % escaped, output to logs/cron.log", () => {
+/**
+ * The command part of a crontab line as cron hands it to sh (Vixie cron's do_command.c, Debian's
+ * cron): a backslash escapes `%` and `\`, any other pair stays; a bare `%` ends the command.
+ */
+function cronReads(commandPart: string): string {
+  let out = "";
+  for (let i = 0; i < commandPart.length; i++) {
+    const ch = commandPart[i];
+    if (ch === "\\" && i + 1 < commandPart.length) {
+      const next = commandPart[++i];
+      out += next === "%" || next === "\\" ? next : ch + next;
+    } else if (ch === "%") break;
+    else out += ch;
+  }
+  return out;
+}
+
+test("a crontab line runs the command in the home through sh -c, quoted, % and \\ escaped, output to logs/cron.log", () => {
   const text = renderCrontab("/home/alice", [{ schedule: "*/5 * * * *", command: "php wp-cron.php; date +%F 'x'" }]);
   const line = text.split("\n").find((candidate) => candidate.startsWith("*/5"))!;
-  assert.equal(line, `*/5 * * * * cd '/home/alice' && /bin/sh -c 'php wp-cron.php; date +\\%F '\\''x'\\''' >> '/home/alice/logs/cron.log' 2>&1`);
+  assert.equal(line, `*/5 * * * * cd '/home/alice' && /bin/sh -c 'php wp-cron.php; date +\\%F '\\\\''x'\\\\''' >> '/home/alice/logs/cron.log' 2>&1`);
   assert.match(text, /^MAILTO=""$/m);
-  // What sh makes of it, once cron has turned \% back into %.
-  const command = line.slice("*/5 * * * * ".length).replaceAll("\\%", "%").replace(/ >> .*$/, "").replace(/^cd '[^']*' && \/bin\/sh -c /, "");
-  assert.equal(execFileSync("sh", ["-c", `printf '%s' ${command}`], { encoding: "utf8" }), "php wp-cron.php; date +%F 'x'");
+});
+
+test("whatever % and \\ a command holds, cron hands sh the whole line and sh runs the command as written", () => {
+  for (const command of ["php wp-cron.php; date +%F 'x'", "echo a\\%", "echo 'a\\%b' c\\\\%d", "printf '%s\\n' 100% \\", "x\\"]) {
+    const text = renderCrontab("/home/alice", [{ schedule: "@daily", command }]);
+    const commandPart = text.split("\n").find((candidate) => candidate.startsWith("@daily"))!.slice("@daily ".length);
+    const line = cronReads(commandPart);
+    assert.match(line, / >> '\/home\/alice\/logs\/cron\.log' 2>&1$/, `${command}: the line is whole`);
+    const quoted = line.replace(/ >> .*$/, "").replace(/^cd '[^']*' && \/bin\/sh -c /, "");
+    assert.equal(execFileSync("sh", ["-c", `printf '%s' ${quoted}`], { encoding: "utf8" }), command);
+  }
 });
 
 test("the renderer refuses hostile stored values: a line break in a command or schedule, a schedule cron cannot read", () => {

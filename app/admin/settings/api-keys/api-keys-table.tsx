@@ -26,7 +26,7 @@ function DeleteButton({ apiKey }: { apiKey: ApiKeyRecord }) {
 }
 
 const scopeLabel = (key: ApiKeyRecord) =>
-  key.scope === "admin" ? "Admin" : key.scope === "reseller" ? `Reseller ${key.reseller_username}` : `Account ${key.account_username}`;
+  key.scope === "admin" ? `Admin${key.owner_email ? ` (${key.owner_email})` : ""}` : key.scope === "reseller" ? `Reseller ${key.reseller_username}` : `Account ${key.account_username}`;
 
 const columns: ColumnDef<ApiKeyRecord, unknown>[] = [
   { header: "Name", accessorKey: "name" },
