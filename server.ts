@@ -4,6 +4,7 @@ import next from "next";
 import { connection } from "@/db/client";
 import { prepareDatabase } from "@/db/prepare";
 import { announceAdminSetup } from "@/lib/admins/setup";
+import { closeDataDir, closeNewFiles } from "@/lib/data-dir";
 import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
 import { ConfigError, env } from "@/lib/env";
 import { loadEnvFile } from "@/lib/env-file";
@@ -30,9 +31,12 @@ function sendJson(res: http.ServerResponse, status: number, body: object, header
 }
 
 export async function startServer(): Promise<http.Server> {
+  // What the panel makes from here on is its own; DATA_DIR is closed before anything opens it (lib/data-dir.ts).
+  closeNewFiles();
   // panel.env, the same file `npm run panel` reads, so both find the same database.
   loadEnvFile();
   const config = env();
+  closeDataDir(config.dataDir);
   // next-auth builds its callback URLs from NEXTAUTH_URL.
   process.env.NEXTAUTH_URL ??= config.publicUrl;
   const db = await connection();

@@ -27,7 +27,7 @@ import { type Measurement, measure, printTable, ratioToBracket, verdict, warmUp,
 //   not in it).
 //
 // `npm run bench -- pglite metrics`: only the parts named (postgres, pglite, metrics, api-keys,
-// startup, backups); all of them by default.
+// startup, backups, static-files); all of them by default.
 //
 // `npm run bench -- --profile [postgres|pglite]`: instead, a CPU profile of the server while it
 // answers (a), then (c) (node --cpu-prof, cropped to each measurement), summarised per group of
@@ -178,6 +178,7 @@ if (profileFlag >= 0) {
     "api-keys": async () => (await import("./api-keys")).runApiKeysBench(),
     startup: async () => (await import("./startup")).runStartupBench(),
     backups: async () => (await import("./backups")).runBackupsBench(),
+    "static-files": async () => (await import("./static-files")).runStaticFilesBench(),
   };
   const chosen = process.argv.slice(2);
   const unknown = chosen.filter((name) => !(name in parts));

@@ -7,6 +7,7 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
+import { closeTree } from "@/lib/data-dir";
 import { env } from "@/lib/env";
 import { PreparingPGlite } from "./pglite";
 import * as schema from "./schema";
@@ -51,12 +52,12 @@ function commandLineOf(pid: number): string | null {
  * by hand (`echo 1 > panel.lock`), is stale and taken over. Without /proc, a live pid holds it.
  */
 function lockDataDir(dataDir: string): () => void {
-  fs.mkdirSync(dataDir, { recursive: true });
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const lockPath = path.join(dataDir, "panel.lock");
   const ownCommandLine = commandLineOf(process.pid) ?? "";
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      fs.writeFileSync(lockPath, `${process.pid}\n${ownCommandLine}\n`, { flag: "wx" });
+      fs.writeFileSync(lockPath, `${process.pid}\n${ownCommandLine}\n`, { flag: "wx", mode: 0o600 });
       return () => fs.rmSync(lockPath, { force: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
@@ -116,7 +117,11 @@ export async function openConnection(target: DatabaseTarget): Promise<Connection
   const unlock = lockDataDir(target.dataDir);
   let followingAuthGeneration: Promise<() => number | null> | undefined;
   try {
-    const client = await PreparingPGlite.open(path.join(target.dataDir, "pglite"));
+    const clusterDir = path.join(target.dataDir, "pglite");
+    const client = await PreparingPGlite.open(clusterDir);
+    // A new cluster's files are written 0666, whatever the umask (and a WAL segment keeps its mode
+    // when it is recycled): closed once it is open (README "Security").
+    closeTree(clusterDir);
     const db = drizzlePglite(client, { schema }) as unknown as Database;
     return {
       db,

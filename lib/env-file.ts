@@ -69,19 +69,50 @@ export function parseEnvFile(text: string, fileName: string): Map<string, string
 }
 
 /**
+ * The file holds passwords (MYSQL_PROVISION_URL, DATABASE_URL, AUTH_SECRET) and commands root
+ * runs (NGINX_TEST_COMMAND…): a file its group or others may read, or that another user owns
+ * (who could change it), stops the start. A file that is not a regular file (/dev/null in tests)
+ * has no such mode to check.
+ */
+function assertPrivate(fd: number, filePath: string): void {
+  const stat = fs.fstatSync(fd);
+  if (!stat.isFile()) return;
+  if ((stat.mode & 0o077) !== 0) {
+    throw new ConfigError(
+      `The configuration file ${filePath} may be read by others than its owner (mode ${(stat.mode & 0o777).toString(8)}), and it holds passwords: chmod 600 ${filePath}`,
+    );
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid && stat.uid !== 0) {
+    throw new ConfigError(`The configuration file ${filePath} belongs to uid ${stat.uid}, who could change what the panel runs: chown ${uid} ${filePath}`);
+  }
+}
+
+/**
  * Reads the file into `target` (process.env) for every name not already set there. Call it
  * first thing in an entry point, before anything reads the configuration (env()). A file named
- * by PANEL_ENV_FILE must exist; the default one may be absent.
+ * by PANEL_ENV_FILE must exist; the default one may be absent. Its mode and owner are checked
+ * first (assertPrivate).
  */
 export function loadEnvFile(target: Record<string, string | undefined> = process.env): EnvFile {
   const { path: filePath, named } = envFilePath(target);
+  const cannotRead = (error: unknown) =>
+    new ConfigError(`Cannot read the configuration file ${filePath}${named ? " (PANEL_ENV_FILE)" : ""}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+  let fd: number;
+  try {
+    fd = fs.openSync(filePath, "r");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" && !named) return { path: filePath, found: false };
+    throw cannotRead(error);
+  }
   let text: string;
   try {
-    text = fs.readFileSync(filePath, "utf8");
+    assertPrivate(fd, filePath);
+    text = fs.readFileSync(fd, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" && !named) return { path: filePath, found: false };
-    throw new ConfigError(`Cannot read the configuration file ${filePath}${named ? " (PANEL_ENV_FILE)" : ""}: ${code ?? error}`);
+    throw error instanceof ConfigError ? error : cannotRead(error);
+  } finally {
+    fs.closeSync(fd);
   }
   for (const [name, value] of parseEnvFile(text, filePath)) {
     if (target[name] === undefined) target[name] = value;

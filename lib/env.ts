@@ -73,6 +73,8 @@ const envSchema = z.object({
   PHP_FPM_BINARY: z.string().trim().min(1).default("/usr/sbin/php-fpm{version}"),
   PHP_FPM_RELOAD_COMMAND: optionalString,
   CERTS_DIR: optionalString,
+  // HTTP-01 tokens, read by nginx's workers: outside DATA_DIR (README "HTTPS").
+  ACME_CHALLENGE_DIR: z.string().trim().min(1).default("/var/lib/hosting-panel/acme-challenge"),
   // Backups by restic (README "Backups").
   BACKUP_REPOSITORY: optionalString,
   BACKUP_PASSWORD_FILE: optionalString,
@@ -139,7 +141,7 @@ function loadEnv(source: NodeJS.ProcessEnv) {
   }
   const publicUrl = (raw.PUBLIC_URL ?? `http://localhost:${raw.PORT}`).replace(/\/+$/, "");
   const dataDir = path.resolve(/* turbopackIgnore: true */ raw.DATA_DIR);
-  return {
+  const config = {
     port: raw.PORT,
     databaseUrl: raw.DATABASE_URL,
     dataDir,
@@ -166,7 +168,7 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     webHttpPort: raw.WEB_HTTP_PORT,
     webHttpsPort: raw.WEB_HTTPS_PORT,
     // HTTP-01 challenges: the ACME job writes tokens here, every server block serves them.
-    acmeChallengeDir: path.join(dataDir, "acme-challenge"),
+    acmeChallengeDir: path.resolve(/* turbopackIgnore: true */ raw.ACME_CHALLENGE_DIR),
     certsDir: path.resolve(/* turbopackIgnore: true */ raw.CERTS_DIR ?? path.join(dataDir, "certs")),
     phpFpmPoolDir: raw.PHP_FPM_POOL_DIR,
     phpFpmSocketDir: path.resolve(/* turbopackIgnore: true */ raw.PHP_FPM_SOCKET_DIR),
@@ -207,6 +209,53 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     benchRoutes: raw.PANEL_BENCH_ROUTES,
     checkResponses: (raw.PANEL_CHECK_RESPONSES ?? (source.NODE_ENV === "production" ? "0" : "1")) === "1",
   };
+  assertOutsideDataDir(config);
+  return config;
+}
+
+/** `file` as the kernel finds it: links in the part that exists resolved, the rest appended. */
+function realPath(file: string): string {
+  try {
+    return fs.realpathSync.native(file);
+  } catch {
+    const parent = path.dirname(file);
+    return parent === file ? file : path.join(realPath(parent), path.basename(file));
+  }
+}
+
+/** Whether `file` is `dir` or lies below it, as the kernel resolves both. */
+export function liesWithin(file: string, dir: string): boolean {
+  const [inner, outer] = [realPath(file), realPath(dir)];
+  return inner === outer || inner.startsWith(`${outer}/`);
+}
+
+/**
+ * DATA_DIR is the panel's alone, 0700 (lib/data-dir.ts): what another program must reach cannot
+ * lie inside it — the homes (the accounts' processes, nginx's workers, sshd's chroot), the ACME
+ * challenges and the PHP-FPM sockets (nginx's workers), the keys files (sshd reads them as the
+ * account's user). Each only when it is used. (A name server running as its own user needs
+ * ZONES_DIR outside too, but ZONE_RELOAD_COMMAND may as well be a root's copy elsewhere: README.)
+ */
+function assertOutsideDataDir(config: {
+  dataDir: string;
+  homeRoot: string;
+  systemUsers: boolean;
+  webServer: string | null;
+  acmeChallengeDir: string;
+  phpFpmSocketDir: string;
+  ssh: { keysDir: string } | null;
+}): void {
+  const homes = config.webServer !== null || config.systemUsers;
+  const shared: [name: string, value: string, used: boolean, reader: string][] = [
+    ["HOME_ROOT", config.homeRoot, homes, "the accounts' processes and nginx's workers enter the homes; set it outside, e.g. HOME_ROOT=/home (homes an older version kept there are moved first: README \"Security\")"],
+    ["ACME_CHALLENGE_DIR", config.acmeChallengeDir, config.webServer !== null, "nginx's workers read the challenges"],
+    ["PHP_FPM_SOCKET_DIR", config.phpFpmSocketDir, config.webServer !== null, "nginx's workers connect to the sockets"],
+    ["SSH_KEYS_DIR", config.ssh?.keysDir ?? "", config.ssh !== null, "sshd reads each keys file as the account's user"],
+  ];
+  const problems = shared
+    .filter(([, value, used]) => used && liesWithin(value, config.dataDir))
+    .map(([name, value, , reader]) => `  ${name}: ${value} lies inside DATA_DIR (${config.dataDir}), which is the panel's alone (0700): ${reader}`);
+  if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.join("\n")}`);
 }
 
 /** Two name servers for new zones: DNS_NAMESERVERS, else ns1/ns2 of the panel's host name. */

@@ -17,7 +17,7 @@ import { phpVersions } from "./php";
 export const domainType = pgEnum("domain_type", ["domain", "subdomain", "parked"]);
 
 // How a domain's site is served (README "Running applications"): PHP with a front controller,
-// static files only, or a reverse proxy to a local port of the account's.
+// static files only, or a reverse proxy to a unix socket in the account's home.
 export const siteProfile = pgEnum("site_profile", ["php", "static", "proxy"]);
 
 export const domains = pgTable(
@@ -43,8 +43,9 @@ export const domains = pgTable(
     }),
     isPhpFpmEnabled: boolean("is_php_fpm_enabled").notNull().default(false),
     siteProfile: siteProfile("site_profile").notNull().default("php"),
-    // The local port the `proxy` profile passes requests to (one account's: see lib/domains/service.ts).
-    proxyPort: integer("proxy_port"),
+    // The `proxy` profile's unix socket: a file name in the home's run/ (HOME/run/<name>), where
+    // the account's application listens (lib/domains/service.ts). Set exactly for that profile.
+    proxySocket: text("proxy_socket"),
     // SOA serial, YYYYMMDDnn, bumped on every change of the zone.
     soaSerial: bigint("soa_serial", { mode: "number" }).notNull(),
     createdAt: createdAt(),
@@ -53,6 +54,7 @@ export const domains = pgTable(
   (table) => [
     // GET /api/client/domains: the account's domains.
     index("domains_account_id_idx").on(table.accountId),
+    check("domains_proxy_socket", sql`(${table.siteProfile} = 'proxy') = (${table.proxySocket} IS NOT NULL)`),
     check(
       "domains_type_links",
       sql`(${table.domainType} = 'subdomain') = (${table.parentDomainId} IS NOT NULL)

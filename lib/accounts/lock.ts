@@ -5,12 +5,12 @@ import { AppError, notFound } from "@/lib/errors";
 
 /**
  * Locks the account row until the transaction ends and returns what its changes check: status,
- * main domain and plan. Every create that counts against a quota takes this lock first, so
+ * username, main domain and plan. Every create that counts against a quota takes this lock first, so
  * concurrent creates cannot overshoot, and none runs beside a suspension or a plan change.
  */
 export async function lockAccount(tx: Queryable, accountId: number) {
   const [row] = await tx
-    .select({ status: hostingAccounts.status, domain: hostingAccounts.domain, plan: plans })
+    .select({ status: hostingAccounts.status, username: hostingAccounts.username, domain: hostingAccounts.domain, plan: plans })
     .from(hostingAccounts)
     .innerJoin(plans, eq(plans.id, hostingAccounts.planId))
     .where(eq(hostingAccounts.id, accountId))

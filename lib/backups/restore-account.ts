@@ -63,7 +63,9 @@ const recordsSchema = z.object({
       isPhpFpmEnabled: z.boolean(),
       php_version: z.string().nullable().optional(),
       siteProfile: z.enum(SITE_PROFILES),
-      proxyPort: id.nullable(),
+      proxySocket: z.string().nullable().optional(),
+      // Backups made before the proxy profile used sockets (migration 0017): their port.
+      proxyPort: id.nullable().optional(),
     }),
   ),
   dns_records: z.array(
@@ -189,7 +191,10 @@ async function restoreParts(db: Database, account: HostingAccountRecord, records
   const domainIds = new Map<number, number>();
   const [main] = await listDomains(db, accountId);
   for (const domain of records.domains) {
-    const profile = { site_profile: domain.siteProfile, proxy_port: domain.proxyPort };
+    // A proxied site of an older backup gets the socket migration 0017 gave the others.
+    const legacySocket = domain.proxyPort == null ? "app.sock" : `port-${domain.proxyPort}.sock`;
+    const proxySocket = domain.proxySocket ?? (domain.siteProfile === "proxy" ? legacySocket : null);
+    const profile = { site_profile: domain.siteProfile, proxy_socket: proxySocket };
     if (domain.domain === records.account.domain && domain.domainType === "domain") {
       domainIds.set(domain.id, main.id);
       if (domain.siteProfile !== main.site_profile) await updateDomain(db, accountId, main.id, profile);

@@ -19,6 +19,7 @@ import { createAdminUser, findAdminByEmail, listAdminUsers, setAdminEnabled, set
 import { resetTwoFactor } from "@/lib/admins/two-factor";
 import { createApiKey, deleteApiKey, getApiKey, listApiKeys, setApiKeyEnabled } from "@/lib/api-keys/service";
 import type { Actor } from "@/lib/audit/service";
+import { closeNewFiles } from "@/lib/data-dir";
 import { ConfigError } from "@/lib/env";
 import { type EnvFile, loadEnvFile } from "@/lib/env-file";
 import { AppError, notFound } from "@/lib/errors";
@@ -400,6 +401,8 @@ export async function runCli(argv: string[]): Promise<number> {
   let connection: Connection | undefined;
   let envFile: EnvFile | undefined;
   try {
+    // As the server does: what the command line makes (zone files, sites, the lock) is the panel's alone.
+    closeNewFiles();
     envFile = loadEnvFile();
     connection = await openExistingConnection(configuredTarget());
     await prepareDatabase(connection);

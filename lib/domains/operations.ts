@@ -47,7 +47,7 @@ export const domainOperations = {
     path: "/api/client/domains/{id}",
     audience: "client",
     tag,
-    summary: "Change how the domain's site is served: site_profile (php, static, proxy) and proxy_port",
+    summary: "Change how the domain's site is served: site_profile (php, static, proxy) and proxy_socket (the application's unix socket in the home's run/ folder)",
     params: idParams,
     body: updateDomainBodySchema,
     response: domainRecordSchema,

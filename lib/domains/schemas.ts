@@ -6,8 +6,26 @@ export const DOMAIN_TYPES = ["domain", "subdomain", "parked"] as const;
 /** How a domain's site is served (DESIGN.md "Running applications"). */
 export const SITE_PROFILES = ["php", "static", "proxy"] as const;
 
-/** A local port an account's application listens on (the proxy profile): not a privileged port. */
-export const proxyPortField = z.number("must be a number").int("must be a whole number").min(1024, "must be 1024 or more").max(65535, "must be at most 65535");
+/**
+ * The proxy profile's unix socket: a file name in the home's run/ folder (HOME/run/<name>), where
+ * the account's application listens (README "Running applications").
+ */
+export const proxySocketField = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be a file name in the home's run/ folder: letters, digits, . _ - (at most 64; not first . or -), e.g. app.sock");
+
+/**
+ * proxy_port, which this version no longer takes: any local port could be named (another
+ * account's application, an internal service), and any account could bind a port while its
+ * owner's application was down. Accepted as a name only to say so where a client sends one (null,
+ * "no port", is let through).
+ */
+const retiredProxyPortField = z
+  .never({ error: "is no longer supported: a proxied site reaches a unix socket in the home's run/ folder; send proxy_socket (e.g. app.sock) and listen on run/app.sock" })
+  .nullable()
+  .optional()
+  .meta({ deprecated: true, description: "Removed: use proxy_socket. Any value but null is refused (422)." });
 
 export const createDomainBodySchema = z.object({
   domain: z.string().trim().min(1).max(253),
@@ -17,14 +35,16 @@ export const createDomainBodySchema = z.object({
   subdomain: z.string().trim().max(63).optional(),
   parked_on_domain_id: idField.optional(),
   site_profile: z.enum(SITE_PROFILES).optional(),
-  proxy_port: proxyPortField.nullable().optional(),
+  proxy_socket: proxySocketField.nullable().optional(),
+  proxy_port: retiredProxyPortField,
 });
 
 /** PUT /api/client/domains/{id}: how the site is served. */
 export const updateDomainBodySchema = z
   .object({
     site_profile: z.enum(SITE_PROFILES).optional(),
-    proxy_port: proxyPortField.nullable().optional(),
+    proxy_socket: proxySocketField.nullable().optional(),
+    proxy_port: retiredProxyPortField,
   })
   .strict();
 
@@ -53,7 +73,8 @@ export const domainRecordSchema = z.object({
   php_version: z.object({ id: z.number().int(), version: z.string() }).nullable(),
   is_php_fpm_enabled: z.boolean(),
   site_profile: z.enum(SITE_PROFILES),
-  proxy_port: z.number().int().nullable(),
+  /** The proxy profile's socket, a file name in the home's run/ folder; null for the other profiles. */
+  proxy_socket: z.string().nullable(),
   ssl: sslSchema,
   created_at: timestamp,
 });

@@ -10,8 +10,10 @@ import { createZone, nextSerial } from "@/lib/dns/zone";
 import { syncZoneFile, type ZoneWarning } from "@/lib/dns/zone-file-sync";
 import { env } from "@/lib/env";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
+import { proxySocketPath } from "@/lib/hosting/home";
 import { provisionDomain, syncAccountSites } from "@/lib/hosting/service";
 import { removeCertificate } from "@/lib/provisioning/acme";
+import { MAX_SOCKET_PATH_BYTES } from "@/lib/provisioning/nginx";
 import { removeZoneFile } from "@/lib/provisioning/zone-files";
 import { keptNameProblem, normalizeDomainName } from "./names";
 import type { createDomainBodySchema, domainRecordSchema, updateDomainBodySchema } from "./schemas";
@@ -26,7 +28,7 @@ export interface NewDomain {
   subdomain?: string | null;
   parkedOnDomainId?: number | null;
   siteProfile?: "php" | "static" | "proxy";
-  proxyPort?: number | null;
+  proxySocket?: string | null;
 }
 
 // pg_advisory_xact_lock key held by every domain insert ("domain" in ASCII): the rules below
@@ -98,7 +100,7 @@ const domainRecordColumns = {
   parkedOnDomainId: domains.parkedOnDomainId,
   isPhpFpmEnabled: domains.isPhpFpmEnabled,
   siteProfile: domains.siteProfile,
-  proxyPort: domains.proxyPort,
+  proxySocket: domains.proxySocket,
   createdAt: domains.createdAt,
 };
 const certificateStatusColumns = {
@@ -127,7 +129,7 @@ export function toDomainRecord(
     php_version: php,
     is_php_fpm_enabled: row.isPhpFpmEnabled,
     site_profile: row.siteProfile,
-    proxy_port: row.proxyPort,
+    proxy_socket: row.proxySocket,
     ssl: sslState(row.domain, certificate, autoSsl),
     created_at: row.createdAt.toISOString(),
   };
@@ -223,7 +225,8 @@ export async function createDomain(
   }
   if (input.domain_path?.split("/")[0] === "logs") throw validationError("domain_path", "cannot be in logs/, which holds the account's logs: choose another folder");
   const domainId = await db.transaction(async (tx) => {
-    const { plan } = await lockAccount(tx, accountId);
+    const account = await lockAccount(tx, accountId);
+    const { plan } = account;
     const [{ total }] = await tx.select({ total: count() }).from(domains).where(eq(domains.accountId, accountId));
     assertQuota(total, plan.maxDomains, "domains");
 
@@ -249,8 +252,8 @@ export async function createDomain(
         fields = { accountId, domain: name, domainType: "domain", domainPath: input.domain_path ?? `public_html/${name}` };
       }
     }
-    const profile = await checkedSiteProfile(tx, accountId, { site_profile: input.site_profile ?? "php", proxy_port: input.proxy_port ?? null });
-    const domain = await insertDomainWithZone(tx, { ...fields, siteProfile: profile.site_profile, proxyPort: profile.proxy_port });
+    const profile = checkedSiteProfile(account.username, { site_profile: input.site_profile ?? "php", proxy_socket: input.proxy_socket ?? null });
+    const domain = await insertDomainWithZone(tx, { ...fields, siteProfile: profile.site_profile, proxySocket: profile.proxy_socket });
     // Last step: the web server refusing the site (422) rolls the domain back.
     await provisionDomain(tx, domain.id);
     return domain.id;
@@ -261,35 +264,22 @@ export async function createDomain(
   return { ...(await getDomainOrThrow(db, { accountId, id: domainId })), ...zoneWarning };
 }
 
-// The ports an application of an account may not take: the panel's, the web server's, SSH's and
-// the database servers' (MariaDB, PostgreSQL, Redis), whichever account asks.
-const SERVICE_PORTS = [3306, 5432, 6379];
-const reservedPorts = () => new Set([env().port, env().webHttpPort, env().webHttpsPort, env().sshPort, ...SERVICE_PORTS]);
-
 /**
- * The proxy profile's port rule (README "Running applications"): the `proxy` profile needs a
- * port, the others none; a port is the account's once one of its domains uses it, so no other
- * account's domain may point at it; the server's own ports are nobody's. Checked under the
- * server-wide domain lock, so two accounts cannot claim one port at once.
+ * The proxy profile's rule (README "Running applications"): the `proxy` profile needs a socket,
+ * the others none. The socket is a file in the account's own run/ folder (HOME/run/<name>), which
+ * only the account's processes and nginx's workers can enter, and where nginx's workers follow no
+ * link (the kernel's fs.protected_symlinks): a proxied site reaches only an application its own
+ * account runs, and no account can listen in another's place. Its path must fit a unix socket's.
  */
-async function checkedSiteProfile(
-  tx: Queryable,
-  accountId: number,
-  wanted: { site_profile: "php" | "static" | "proxy"; proxy_port: number | null },
-  domainId?: number,
-) {
-  if (wanted.site_profile !== "proxy") return { site_profile: wanted.site_profile, proxy_port: null };
-  const port = wanted.proxy_port;
-  if (port === null) throw validationError("proxy_port", "is required with site_profile proxy");
-  if (reservedPorts().has(port)) throw validationError("proxy_port", "is a port of this server's own services");
-  await tx.execute(sql`select pg_advisory_xact_lock(${DOMAIN_NAMES_LOCK})`);
-  const [taken] = await tx
-    .select({ id: domains.id })
-    .from(domains)
-    .where(and(eq(domains.proxyPort, port), ne(domains.accountId, accountId), domainId === undefined ? undefined : ne(domains.id, domainId)))
-    .limit(1);
-  if (taken) throw validationError("proxy_port", "is used by another account on this server");
-  return { site_profile: wanted.site_profile, proxy_port: port };
+function checkedSiteProfile(username: string, wanted: { site_profile: "php" | "static" | "proxy"; proxy_socket: string | null }) {
+  if (wanted.site_profile !== "proxy") return { site_profile: wanted.site_profile, proxy_socket: null };
+  const name = wanted.proxy_socket;
+  if (name === null) throw validationError("proxy_socket", "is required with site_profile proxy: the file name of the application's unix socket in the home's run/ folder, e.g. app.sock");
+  const length = Buffer.byteLength(proxySocketPath(username, name));
+  if (length > MAX_SOCKET_PATH_BYTES) {
+    throw validationError("proxy_socket", `is too long: in the home's run/ folder its path would be ${length} bytes, and a unix socket's holds at most ${MAX_SOCKET_PATH_BYTES}`);
+  }
+  return { site_profile: wanted.site_profile, proxy_socket: name };
 }
 
 /** PUT /api/client/domains/{id}: the site's profile; live when answered (the site is rewritten in the transaction). */
@@ -300,19 +290,17 @@ export async function updateDomain(
   input: z.output<typeof updateDomainBodySchema>,
 ): Promise<DomainRecord> {
   await db.transaction(async (tx) => {
-    await lockAccount(tx, accountId);
+    const account = await lockAccount(tx, accountId);
     const [row] = await tx
-      .select({ siteProfile: domains.siteProfile, proxyPort: domains.proxyPort })
+      .select({ siteProfile: domains.siteProfile, proxySocket: domains.proxySocket })
       .from(domains)
       .where(and(eq(domains.id, id), eq(domains.accountId, accountId)));
     if (!row) throw notFound("Domain");
-    const profile = await checkedSiteProfile(
-      tx,
-      accountId,
-      { site_profile: input.site_profile ?? row.siteProfile, proxy_port: input.proxy_port === undefined ? row.proxyPort : input.proxy_port },
-      id,
-    );
-    await tx.update(domains).set({ siteProfile: profile.site_profile, proxyPort: profile.proxy_port }).where(eq(domains.id, id));
+    const profile = checkedSiteProfile(account.username, {
+      site_profile: input.site_profile ?? row.siteProfile,
+      proxy_socket: input.proxy_socket === undefined ? row.proxySocket : input.proxy_socket,
+    });
+    await tx.update(domains).set({ siteProfile: profile.site_profile, proxySocket: profile.proxy_socket }).where(eq(domains.id, id));
     await syncAccountSites(tx, accountId);
   });
   return getDomainOrThrow(db, { accountId, id });

@@ -34,6 +34,12 @@ export const NGINX_ERROR_LOG = "nginx-error.log";
 /** An access log of one of the account's domains (a domain's name has a dot: php-error.log and cron.log are not). */
 export const isAccessLogName = (name: string) => /^[a-z0-9-]+(\.[a-z0-9-]+)+\.log$/.test(name);
 
+/**
+ * Where the proxy profile's application listens: HOME/run/<name> (README "Running applications").
+ * run/ is root's, sticky and open to whoever enters the home (homes.ts makeRunDirectory).
+ */
+export const proxySocketPath = (username: string, name: string) => path.join(homeOf(username), "run", name);
+
 /** The Linux user owning an account's files and PHP: its own, or the panel's/web server's without SYSTEM_USERS. */
 export const fileOwner = (username: string) => (env().systemUsers ? username : null);
 

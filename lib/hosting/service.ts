@@ -16,14 +16,14 @@ import {
 } from "@/lib/provisioning/homes";
 import { removeAccountLogs } from "@/lib/provisioning/goaccess";
 import { LinkInHomeError, pathComponents } from "@/lib/provisioning/home-files";
-import { applySites, renderSite, type Site, type SiteChange, siteSettings, writtenSiteDomains } from "@/lib/provisioning/nginx";
+import { applySites, ensureLinkProtection, renderSite, type Site, type SiteChange, siteSettings, writtenSiteDomains } from "@/lib/provisioning/nginx";
 import { writeLogrotateRules } from "@/lib/provisioning/logrotate";
 import { quotaMountPoint, setDiskQuota } from "@/lib/provisioning/quota";
 import { eachLimited } from "@/lib/provisioning/system";
 import { assertPhpInstalled, type Pool, poolSocketPath, reloadPhp, removePool, waitForPools, writePool } from "@/lib/provisioning/php-fpm";
 import { phpSettingsOf } from "@/lib/php-settings/rows";
 import { applyLoginAccess } from "@/lib/ssh/service";
-import { accessLogName, accountLogDir, fileOwner, homeOf, homesEnabled, NGINX_ERROR_LOG, prepareHome, webHostingEnabled } from "./home";
+import { accessLogName, accountLogDir, fileOwner, homeOf, homesEnabled, NGINX_ERROR_LOG, prepareHome, proxySocketPath, webHostingEnabled } from "./home";
 
 // Web hosting (DESIGN.md "Web hosting"): what the database says each account's sites, PHP
 // pools, home and Linux user must be, handed to the provisioning modules. Every function that
@@ -58,7 +58,7 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
       fpm: domains.isPhpFpmEnabled,
       php: phpVersions.version,
       profile: domains.siteProfile,
-      proxyPort: domains.proxyPort,
+      proxySocket: domains.proxySocket,
       accountId: domains.accountId,
       username: hostingAccounts.username,
       status: hostingAccounts.status,
@@ -106,7 +106,7 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
       errorLog: path.join(logs, NGINX_ERROR_LOG),
       profile: row.profile,
       phpSocket: version ? poolSocketPath(row.username, version) : null,
-      proxyPort: row.proxyPort,
+      proxySocket: row.profile === "proxy" && row.proxySocket !== null ? proxySocketPath(row.username, row.proxySocket) : null,
       maxBodyMb: php.post_max_size_mb,
       suspended: row.status === "suspended",
       tls: certificates.get(row.domain) ?? null,
@@ -121,6 +121,9 @@ const render = (sites: Site[]): SiteChange[] => {
 };
 
 const accessLogs = (sites: Site[]) => sites.map((site) => site.accessLog);
+
+/** The accounts whose sites include a proxied one: their homes need run/ (made with every home; an older home gets it here). */
+const proxyAccounts = (sites: Site[]) => [...new Set(sites.filter((site) => site.profile === "proxy").map((site) => site.username))];
 
 /** Writes the pools wanted (before the sites that use their sockets), reloading what changed. */
 async function writePools(wanted: Pool[]): Promise<void> {
@@ -160,6 +163,7 @@ export async function syncAccountSites(
   // The suspension being applied or undone (lib/accounts/lifecycle.ts), else the stored status.
   if (options.suspended !== undefined) for (const site of hosting.sites) site.suspended = options.suspended;
   const removedDomains = options.removedDomains ?? [];
+  for (const username of proxyAccounts(hosting.sites)) await prepareHome(username);
   await writePools(hosting.pools);
   const removals = removedDomains.map((domain) => ({ domain, contents: null }));
   await applySites([...render(hosting.sites), ...removals], accessLogs(hosting.sites));
@@ -303,6 +307,7 @@ export async function syncAllSites(db: Queryable, whileTesting: () => Promise<vo
   const startAlongside = () => void (alongside ??= whileTesting());
   try {
     if (webHostingEnabled()) {
+      await ensureLinkProtection();
       await writeAllSites(db, startAlongside);
       await writeLogrotateRules();
     }
@@ -324,6 +329,9 @@ async function writeAllSites(db: Queryable, onTestStart: () => void): Promise<vo
     } catch (error) {
       console.error("[web] a site was not written at start:", (error as Error).message);
     }
+  }
+  for (const username of proxyAccounts(hosting.sites)) {
+    await prepareHome(username).catch((error) => console.error(`[web] the home of ${username} could not be prepared at start:`, (error as Error).message));
   }
   const hosted = new Set(hosting.sites.map((site) => site.domain));
   for (const domain of await writtenSiteDomains()) if (!hosted.has(domain)) changes.push({ domain, contents: null });

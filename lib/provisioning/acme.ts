@@ -4,7 +4,7 @@ import http from "node:http";
 import https from "node:https";
 import path from "node:path";
 import * as acme from "acme-client";
-import { writeAtomically } from "./system";
+import { makeDirectories, writeAtomically } from "./system";
 
 // Certificates by ACME HTTP-01 (acme-client's lower-level calls, not its auto(): auto() first
 // fetches each challenge itself on port 80 through the system resolver, which is not where the
@@ -117,8 +117,11 @@ export async function issueCertificate(
       if (!challenge) throw new AcmeError(`${name}: the CA offers no HTTP-01 challenge`);
       const keyAuthorization = await client.getChallengeKeyAuthorization(challenge);
       const file = path.join(/* turbopackIgnore: true */ settings.challengeDir, ".well-known", "acme-challenge", challenge.token);
-      await fs.mkdir(path.dirname(file), { recursive: true });
-      await fs.writeFile(file, keyAuthorization, { mode: 0o644 });
+      // nginx's workers serve the token (public by design: the CA fetches it over plain HTTP);
+      // modes set explicitly, the panel's umask being 0077.
+      await makeDirectories(path.dirname(file), 0o755);
+      await fs.writeFile(file, keyAuthorization);
+      await fs.chmod(file, 0o644);
       written.push(file);
       if (settings.selfCheckPort !== null) await selfCheck(settings.selfCheckPort, name, challenge.token, keyAuthorization);
       await client.completeChallenge(challenge);
@@ -212,8 +215,9 @@ async function install(certsDir: string, domain: string, chain: string, key: str
   // Both files are written whole beside the old ones first, then renamed over them, so a failed
   // write leaves the previous pair in place; the web server reads them on the reload after both.
   const staged = [
+    // Both read by nginx's master only (root).
     { file: files.keyPath, content: key, mode: 0o600 },
-    { file: files.certificatePath, content: chain, mode: 0o644 },
+    { file: files.certificatePath, content: chain, mode: 0o600 },
   ].map((entry) => ({ ...entry, temporary: `${entry.file}.${randomBytes(6).toString("hex")}.tmp` }));
   try {
     for (const { temporary, content, mode } of staged) {

@@ -150,9 +150,10 @@ export async function generateCombinedReport(username: string, binary?: string):
   }
   parseReport(json);
   const target = combinedReportPath(username);
-  await fs.mkdir(path.dirname(target), { recursive: true });
+  await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
   const temporary = `${target}.${randomBytes(6).toString("hex")}.tmp`;
-  await fs.writeFile(temporary, json);
+  // The panel's alone, like all of DATA_DIR: another account's visitors are none of a customer's business.
+  await fs.writeFile(temporary, json, { mode: 0o600, flag: "wx" });
   await fs.rename(temporary, target);
   return true;
 }

@@ -3,7 +3,7 @@ import path from "node:path";
 import { AppError, validationError } from "@/lib/errors";
 import { makeDirectoryIn, makeFileIn, openDirectoryIn, openDirectoryPath, openTrustedDirectory, removeTreeIn, runOnDescriptors } from "./home-files";
 import { linuxGroupIds, linuxGroupMembers, linuxUserExists } from "./passwd";
-import { exitReason, runChild, toolEnv } from "./system";
+import { exitReason, makeDirectories, runChild, toolEnv } from "./system";
 
 // Home directories and Linux users of hosting accounts. With a Linux user per account
 // (SYSTEM_USERS=1) a home is HOME_ROOT/<username>/, root's, group the account's own, 0750: sshd
@@ -11,8 +11,8 @@ import { exitReason, runChild, toolEnv } from "./system";
 // account's processes enter it through the group, and the web server's user is a member of each
 // account's group, so nginx can read the sites and no other account can — whatever modes the
 // customer gives their files. Inside, the customer's own public_html (0750, group of the web
-// server) and a private tmp (0700, PHP's uploads and sessions). Without Linux users the home is
-// the panel's (0750, group of the web server).
+// server), a private tmp (0700, PHP's uploads and sessions), root's logs/ and run/ (the proxy
+// profile's sockets). Without Linux users the home is the panel's (0750, group of the web server).
 
 const USERNAME = /^[a-z][a-z0-9_]{0,31}$/;
 
@@ -188,7 +188,9 @@ export async function removeSystemUser(username: string): Promise<void> {
 export async function createHome(home: string, owner: string | null, webGroup: string): Promise<void> {
   const { uid, gid } = await ids(owner, webGroup);
   const homeOwnership = owner ? { uid: 0, gid: await groupIdOf(owner), mode: 0o750 } : { uid, gid, mode: 0o750 };
-  await fs.mkdir(path.dirname(home), { recursive: true });
+  // HOME_ROOT, when the panel makes it: each account and nginx's workers pass through it to the
+  // homes their groups open.
+  await makeDirectories(path.dirname(home), 0o755);
   const homes = await openTrustedDirectory(path.dirname(home));
   if (!homes) throw new Error(`no directory ${path.dirname(home)} for the homes`);
   try {
@@ -200,6 +202,7 @@ export async function createHome(home: string, owner: string | null, webGroup: s
       ] as const) {
         await (await makeDirectoryIn(homeDir, name, { uid, gid, mode }, { repair: true })).close();
       }
+      await makeRunDirectory(homeDir, homeOwnership);
       // logs/ is root's like the home (the customer reads it, cannot plant links in it): the
       // files the account's own processes write are made here and given to them.
       const logs = await makeDirectoryIn(homeDir, "logs", { ...homeOwnership, mode: 0o750 }, { repair: true });
@@ -214,6 +217,20 @@ export async function createHome(home: string, owner: string | null, webGroup: s
   } finally {
     await homes.close();
   }
+}
+
+/**
+ * HOME/run/, where the account's applications listen (the proxy profile's unix sockets):
+ * the home's owner's (root with Linux users), sticky and writable by all who can enter the home
+ * (1777) — the account's processes and nginx's workers; no other account passes the home's 0750.
+ * nginx's workers connect to a socket by path and connect() follows links, but the kernel's
+ * fs.protected_symlinks (lib/provisioning/nginx.ts ensureLinkProtection) refuses them any link
+ * there that the customer made: in a sticky world-writable directory a link is followed only by
+ * its owner or when the directory's owner made it. So a proxied site reaches a socket the account
+ * itself made in its own run/, never another account's application or a service of the server.
+ */
+async function makeRunDirectory(homeDir: FileHandle, homeOwnership: { uid: number; gid: number }): Promise<void> {
+  await (await makeDirectoryIn(homeDir, "run", { ...homeOwnership, mode: 0o1777 }, { repair: true })).close();
 }
 
 /** Opens the home (HOME_ROOT/<username>: HOME_ROOT is trusted, the home is not followed if a link); null when missing. */

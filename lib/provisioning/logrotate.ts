@@ -38,6 +38,7 @@ export async function writeLogrotateRules(): Promise<void> {
   if ((await readIfExists(logrotateConfigFile)) === rules) return;
   await fs.mkdir(path.dirname(logrotateConfigFile), { recursive: true });
   const temporary = `${logrotateConfigFile}.tmp`;
-  await fs.writeFile(temporary, rules, { mode: 0o644 });
+  await fs.writeFile(temporary, rules);
+  await fs.chmod(temporary, 0o644); // explicitly: the panel's umask is 0077
   await fs.rename(temporary, logrotateConfigFile);
 }

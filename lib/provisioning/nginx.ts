@@ -5,7 +5,7 @@ import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { checkedAbsolutePath, checkedHostName, checkedInteger, checkedLinuxName, checkedPathInside, checkedPort, refuseRenderedValue } from "./render-checks";
 import { linuxUserId } from "./passwd";
-import { eachLimited, readFilesIfExist, readIfExists, runCommand, writeFilesAtomically } from "./system";
+import { eachLimited, readFilesIfExist, readIfExists, repairModes, runCommand, writeFilesAtomically } from "./system";
 
 // nginx server blocks, one file per served domain: NGINX_SITES_DIR/<domain>.conf, included by
 // the admin's nginx.conf. renderSite is pure; applySites writes a batch of files, runs
@@ -32,8 +32,8 @@ export interface Site {
   profile: "php" | "static" | "proxy";
   /** The account's PHP-FPM pool socket for the domain's version; null when PHP is off or the profile is not `php`. */
   phpSocket: string | null;
-  /** The local port of the `proxy` profile (127.0.0.1). */
-  proxyPort: number | null;
+  /** The `proxy` profile's unix socket, HOME_ROOT/<username>/run/<name>; null for the other profiles. */
+  proxySocket: string | null;
   /** client_max_body_size, in MB: the account's post_max_size. */
   maxBodyMb: number;
   suspended: boolean;
@@ -56,11 +56,14 @@ export interface SiteSettings {
 
 const RENDERER = "nginx server block";
 
+/** The longest path a unix socket can have (sun_path's 108 bytes, its final NUL included): nginx refuses longer ones. */
+export const MAX_SOCKET_PATH_BYTES = 107;
+
 /**
  * Every value of the site, checked again here (render-checks.ts): stored values are rendered
- * later (jobs, start), and a server block is read by a root process.
+ * later (jobs, start), and a server block is read by a root process. Returns the site and its home.
  */
-function checkedSite(site: Site, settings: SiteSettings): Site {
+function checkedSite(site: Site, settings: SiteSettings): { site: Site; home: string } {
   const { roots } = settings;
   const username = checkedLinuxName(RENDERER, "username", site.username);
   checkedHostName(RENDERER, "domain", site.domain);
@@ -78,7 +81,15 @@ function checkedSite(site: Site, settings: SiteSettings): Site {
   checkedPathInside(RENDERER, "error log", site.errorLog, logs);
   if (site.phpSocket !== null) checkedPathInside(RENDERER, "PHP-FPM socket", site.phpSocket, roots.phpSockets);
   if (!["php", "static", "proxy"].includes(site.profile)) refuseRenderedValue(RENDERER, "site profile", site.profile, "php, static or proxy");
-  if (site.profile === "proxy") checkedPort(RENDERER, "proxy port", site.proxyPort);
+  if (site.profile === "proxy") {
+    // A file directly in the home's run/ (root's, sticky: homes.ts), never another directory.
+    const run = path.posix.join(home, "run");
+    checkedPathInside(RENDERER, "proxy socket", site.proxySocket, run);
+    if (path.posix.dirname(site.proxySocket!) !== run) refuseRenderedValue(RENDERER, "proxy socket", site.proxySocket, `it must be a file in ${run}`);
+    if (Buffer.byteLength(site.proxySocket!) > MAX_SOCKET_PATH_BYTES) refuseRenderedValue(RENDERER, "proxy socket", site.proxySocket, `a unix socket's path holds at most ${MAX_SOCKET_PATH_BYTES} bytes`);
+  } else if (site.proxySocket !== null) {
+    refuseRenderedValue(RENDERER, "proxy socket", site.proxySocket, "only the proxy profile has one");
+  }
   checkedInteger(RENDERER, "maximum body size", site.maxBodyMb, 1, 1_000_000);
   if (site.tls !== null) {
     checkedPathInside(RENDERER, "certificate", site.tls.certificatePath, roots.certificates);
@@ -87,7 +98,7 @@ function checkedSite(site: Site, settings: SiteSettings): Site {
   checkedPort(RENDERER, "HTTP port", settings.httpPort);
   checkedPort(RENDERER, "HTTPS port", settings.httpsPort);
   checkedAbsolutePath(RENDERER, "ACME challenge directory", settings.acmeChallengeDir);
-  return site;
+  return { site, home };
 }
 
 // The FastCGI parameters inline (not `include fastcgi_params`): the file works with any
@@ -141,7 +152,8 @@ function contentLocations(site: Site): string[] {
   if (site.profile === "proxy") {
     return [
       "    location / {",
-      `        proxy_pass http://127.0.0.1:${site.proxyPort};`,
+      // The socket the account's application made in its own run/ (the trailing `:` ends the path).
+      `        proxy_pass http://unix:${site.proxySocket}:;`,
       "        proxy_http_version 1.1;",
       ...PROXY_HEADERS.map((header) => `        proxy_set_header ${header};`),
       "        proxy_read_timeout 300s;",
@@ -177,7 +189,7 @@ function contentLocations(site: Site): string[] {
 
 /** The server block(s) of one domain: HTTP, and with a certificate HTTPS plus a redirect. */
 export function renderSite(unchecked: Site, settings: SiteSettings): string {
-  const site = checkedSite(unchecked, settings);
+  const { site, home } = checkedSite(unchecked, settings);
   const names = site.serverNames.join(" ");
   const acme = [
     "    location ^~ /.well-known/acme-challenge/ {",
@@ -198,6 +210,11 @@ export function renderSite(unchecked: Site, settings: SiteSettings): string {
     `    access_log ${path.posix.dirname(site.accessLog)}/$server_name.log combined;`,
     `    error_log ${site.errorLog};`,
     `    client_max_body_size ${site.maxBodyMb}m;`,
+    // nginx's workers are in every account's group: a link the customer made (to another
+    // account's wp-config.php, logs or keys file) is followed only when the link and what it
+    // points at have one owner. Checked from the home on, not from $document_root: the document
+    // root itself is the customer's to swap for a link; the home is root's (README "Security").
+    `    disable_symlinks if_not_owner from=${home};`,
   ];
   const lines = [`# ${site.domain}: written by the hosting panel; edit through the panel.`, "server {"];
   lines.push(`    listen ${settings.httpPort};`, ...common, ...acme);
@@ -261,6 +278,12 @@ async function applyBatch(changes: SiteChange[], accessLogs: string[], onTestSta
     const before = onDisk.get(file) ?? null;
     if (before !== change.contents) previous.set(file, before);
   }
+  // Written 0600 (nginx's master reads them as root); one an older version left 0644 is closed
+  // even when its site did not change.
+  repairModes(
+    changes.filter((change) => change.contents !== null && !previous.has(siteFilePath(change.domain))).map((change) => siteFilePath(change.domain)),
+    0o600,
+  );
   // nginx opens the error logs as it loads the configuration, its workers the access logs when
   // they write (renderSite): the logs/ directories (root's, made with the home; one lost with its
   // home is made again) must be there for the test, the access logs for the reload.
@@ -381,6 +404,28 @@ export async function reloadNginx(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   console.error(`[web] nginx did not serve its new configuration within ${RELOAD_WAIT_MS / 1000} s of the reload`);
+}
+
+const PROTECTED_SYMLINKS = "/proc/sys/fs/protected_symlinks";
+
+/**
+ * The kernel's fs.protected_symlinks on: in a sticky world-writable directory a link is then
+ * followed only by its owner, or when the directory's owner made it. nginx's workers connect to a
+ * proxied site's socket by path, and connect() follows links: this is what refuses them a link a
+ * customer put in their root-owned sticky run/ (homes.ts makeRunDirectory) to another account's
+ * application or a service of the server. On by default where systemd runs (Debian); at start the
+ * panel turns it on where it is off, and a server where that cannot be done is not started.
+ */
+export async function ensureLinkProtection(): Promise<void> {
+  const value = (await readIfExists(PROTECTED_SYMLINKS))?.trim();
+  if (value === undefined) throw new Error(`${PROTECTED_SYMLINKS} is missing: the panel's proxied sites need the kernel's protection of links (Linux)`);
+  if (value !== "0") return;
+  try {
+    await fs.writeFile(PROTECTED_SYMLINKS, "1\n");
+  } catch (error) {
+    throw new Error(`fs.protected_symlinks is 0 and could not be turned on (${(error as NodeJS.ErrnoException).code}): set it to 1 on this server (sysctl fs.protected_symlinks=1), nginx's workers would follow a customer's links to any socket`);
+  }
+  console.log("[web] fs.protected_symlinks turned on (nginx's workers must not follow a customer's link to a socket); make it lasting in /etc/sysctl.d");
 }
 
 /** The domains that have a file in NGINX_SITES_DIR (start-up removes those no longer hosted). */

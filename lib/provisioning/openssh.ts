@@ -4,7 +4,7 @@ import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { SSH_KEY_TYPES } from "@/lib/ssh/public-key";
 import { checkedAbsolutePath, checkedLinuxName, checkedString, refuseRenderedValue } from "./render-checks";
-import { readIfExists, runCommand, writeAtomically } from "./system";
+import { makeDirectories, readIfExists, runCommand, writeAtomically } from "./system";
 
 // OpenSSH for the customers' SFTP and SSH (README "Files and SSH"). Two kinds of file:
 //   - one sshd drop-in, SSHD_CONFIG_FILE: rendered from the settings only (two groups and the
@@ -120,7 +120,8 @@ export function keysFilePath(username: string): string {
 export async function writeAuthorizedKeys(username: string, gid: number, contents: string): Promise<void> {
   const file = keysFilePath(username);
   if ((await readIfExists(file)) === contents) return;
-  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o755 });
+  // sshd reads the file as the account's user: the directory must let everyone through.
+  await makeDirectories(path.dirname(file), 0o755);
   await writeAtomically(file, contents, 0o640, { uid: 0, gid });
 }
 

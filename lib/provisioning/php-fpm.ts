@@ -5,7 +5,7 @@ import { env } from "@/lib/env";
 import { validationError } from "@/lib/errors";
 import { PHP_SETTING_MAXIMA, type PhpSettings } from "@/lib/php-settings/schemas";
 import { checkedAbsolutePath, checkedInteger, checkedLinuxName, checkedPathInside, refuseRenderedValue } from "./render-checks";
-import { readIfExists, runCommand, writeAtomically } from "./system";
+import { makeDirectories, readIfExists, runCommand, writeAtomically } from "./system";
 
 // PHP-FPM pools, one per account and PHP version: PHP_FPM_POOL_DIR (with {version}) holds
 // `panel-<username>.conf` (the prefix tells the panel's pools from the distribution's www.conf),
@@ -186,8 +186,9 @@ export async function writePool(pool: Pool): Promise<boolean> {
   const file = poolFilePath(pool.username, pool.version);
   const contents = renderPool(pool, poolSocketPath(pool.username, pool.version), poolRoots());
   if ((await readIfExists(file)) === contents) return false;
-  await fs.mkdir(env().phpFpmSocketDir, { recursive: true });
-  await writeAtomically(file, contents);
+  // nginx's workers connect to the sockets in it; the pool file is read by PHP-FPM's master (root) only.
+  await makeDirectories(env().phpFpmSocketDir, 0o755);
+  await writeAtomically(file, contents, 0o600);
   return true;
 }
 

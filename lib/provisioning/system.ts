@@ -10,13 +10,15 @@ import path from "node:path";
 // what panel.env set (database and MariaDB credentials, AUTH_SECRET): a process running as a
 // customer can read its own /proc/<pid>/environ, so anything it inherits is the customer's.
 
-/** A file to write whole: its path, text and permissions, and its owner when not root. */
+/** A file to write whole: its path, text and permissions (default 0600: the panel's alone), and its owner when not root. */
 export interface FileToWrite {
   path: string;
   contents: string;
   mode?: number;
   owner?: { uid: number; gid: number };
 }
+
+const PANEL_ONLY = 0o600;
 
 // Up to this many files, an fsync each; more, and one flush of their whole file system (syncfs,
 // through `sync -f`) instead. Measured at start-up (10,000 files of ~1.5 KB on ext4, this
@@ -50,12 +52,14 @@ export async function writeFilesAtomically(files: readonly FileToWrite[]): Promi
   try {
     for (const file of files) {
       const temporary = temporaryPath(file.path, batch);
-      // O_EXCL: a new file, never one (or a link) already there.
-      const fd = fsSync.openSync(temporary, "wx", file.mode ?? 0o644);
+      // O_EXCL: a new file, never one (or a link) already there; made 0600 whatever the umask.
+      const fd = fsSync.openSync(temporary, "wx", PANEL_ONLY);
       temporaries.push(temporary);
       try {
-        // Given to its owner before it takes the target's place: never readable by the wrong one.
+        // Given its owner and mode before it takes the target's place: never readable by the
+        // wrong one. The mode is set, not left to the umask (the panel's is 0077: lib/data-dir.ts).
         if (file.owner) fsSync.fchownSync(fd, file.owner.uid, file.owner.gid);
+        if ((file.mode ?? PANEL_ONLY) !== PANEL_ONLY) fsSync.fchmodSync(fd, file.mode!);
         fsSync.writeFileSync(fd, file.contents);
       } finally {
         fsSync.closeSync(fd);
@@ -70,11 +74,48 @@ export async function writeFilesAtomically(files: readonly FileToWrite[]): Promi
   }
 }
 
+/**
+ * Gives each existing regular file `mode` (and `owner`, when given) where it differs: files a
+ * batch found unchanged keep the modes an older version gave them otherwise. Opened without
+ * following a link, changed through the descriptor; missing files are skipped.
+ */
+export function repairModes(files: readonly string[], mode: number, owner?: { uid: number; gid: number }): void {
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fsSync.constants;
+  for (const file of files) {
+    const stat = fsSync.lstatSync(file, { throwIfNoEntry: false });
+    if (!stat?.isFile()) continue;
+    const ownerDiffers = owner !== undefined && (stat.uid !== owner.uid || stat.gid !== owner.gid);
+    if ((stat.mode & 0o7777) === mode && !ownerDiffers) continue;
+    const fd = fsSync.openSync(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    try {
+      if (ownerDiffers) fsSync.fchownSync(fd, owner.uid, owner.gid);
+      fsSync.fchmodSync(fd, mode);
+    } finally {
+      fsSync.closeSync(fd);
+    }
+  }
+}
+
+/**
+ * Makes `dir` and every missing directory above it with `mode` exactly: mkdir's mode is cut by
+ * the umask, and the panel's is 0077 (lib/data-dir.ts), so a directory another program must
+ * enter (nginx's workers, sshd, a name server) gets its mode here. Existing ones are left as
+ * they are (the administrator's).
+ */
+export async function makeDirectories(dir: string, mode: number): Promise<void> {
+  const first = await fs.mkdir(dir, { recursive: true, mode });
+  if (first === undefined) return;
+  for (let made = dir; ; made = path.dirname(made)) {
+    await fs.chmod(made, mode);
+    if (made === first || made === path.dirname(made)) return;
+  }
+}
+
 /** Writes one file as writeFilesAtomically does (fsync'd). */
 export async function writeAtomically(
   target: string,
   contents: string,
-  mode = 0o644,
+  mode = PANEL_ONLY,
   owner?: { uid: number; gid: number },
 ): Promise<void> {
   await writeFilesAtomically([{ path: target, contents, mode, owner }]);

@@ -1,8 +1,8 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { env } from "@/lib/env";
+import { env, liesWithin } from "@/lib/env";
 import { checkedHostName, checkedInteger, checkedIpAddress, refuseRenderedValue } from "./render-checks";
-import { eachLimited, readFilesIfExist, readIfExists, runCommand, writeAtomically, writeFilesAtomically } from "./system";
+import { eachLimited, makeDirectories, readFilesIfExist, readIfExists, repairModes, runCommand, writeAtomically, writeFilesAtomically } from "./system";
 
 // BIND zone files, one per domain: `<ZONES_DIR>/<domain>.zone`, rewritten atomically (temporary
 // file, flushed to disk, rename) after every change of the zone, then ZONE_RELOAD_COMMAND (if
@@ -113,6 +113,22 @@ export function renderZoneFile(zone: Zone): string {
   return `${lines.join("\n")}\n`;
 }
 
+/**
+ * Who may read the zone files. In DATA_DIR (the default) they are the panel's alone, 0600.
+ * Elsewhere ZONES_DIR is a name server's, which reads them as its own user (Debian's named runs
+ * as `bind`): 0640, group that of ZONES_DIR (made 0750 when missing: give it the name server's
+ * group, README "Configuration"). Never world-readable: another account's names are not for
+ * every customer to list.
+ */
+async function zoneFileAccess(): Promise<{ mode: number; owner?: { uid: number; gid: number } }> {
+  const { zonesDir, dataDir } = env();
+  if (liesWithin(zonesDir, dataDir)) return { mode: 0o600 };
+  await makeDirectories(zonesDir, 0o750);
+  const { gid } = await fs.stat(zonesDir);
+  // Files take the process's group; a non-root panel can give them only a group of its own.
+  return gid === process.getegid?.() ? { mode: 0o640 } : { mode: 0o640, owner: { uid: process.getuid!(), gid } };
+}
+
 export function zoneFilePath(domain: string): string {
   if (!DOMAIN.test(domain)) throw new Error(`not a domain name: ${domain}`);
   return path.join(env().zonesDir, `${domain}.zone`);
@@ -143,8 +159,12 @@ export async function removeOrphanTemporaryFiles(): Promise<void> {
 export async function writeZoneFile(zone: Zone): Promise<{ path: string; reloadError: string | null }> {
   const target = zoneFilePath(zone.domain);
   const contents = renderZoneFile(zone);
-  if ((await readIfExists(target)) === contents) return { path: target, reloadError: null };
-  await writeAtomically(target, contents);
+  const access = await zoneFileAccess();
+  if ((await readIfExists(target)) === contents) {
+    repairModes([target], access.mode, access.owner);
+    return { path: target, reloadError: null };
+  }
+  await writeAtomically(target, contents, access.mode, access.owner);
   const command = env().zoneReloadCommand;
   const reloadError = command ? await runCommand(command, { zone: zone.domain }, 15_000) : null;
   if (reloadError) console.error(`[dns] zone ${zone.domain} written, but its reload failed: ${reloadError}`);
@@ -166,9 +186,12 @@ export async function writeZoneFiles(zones: Zone[]): Promise<void> {
       console.error(`[dns] could not write the zone file of ${zone.domain}:`, (error as Error).message);
     }
   }
+  const access = await zoneFileAccess();
   const onDisk = await readFilesIfExist(rendered.map((file) => file.path));
   const changed = rendered.filter((file) => onDisk.get(file.path) !== file.contents);
-  await writeFilesAtomically(changed);
+  // Files an older version wrote 0644 are closed even when their zone did not change.
+  repairModes(rendered.filter((file) => onDisk.get(file.path) === file.contents).map((file) => file.path), access.mode, access.owner);
+  await writeFilesAtomically(changed.map((file) => ({ ...file, ...access })));
   const command = env().zoneReloadCommand;
   if (!command) return;
   await eachLimited(changed, 64, async ({ domain }) => {

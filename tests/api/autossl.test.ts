@@ -80,7 +80,7 @@ for (const backend of testBackends()) {
       acme = await startAcmeSites();
       ({ httpPort, httpsPort, pebble } = acme);
       env = await createEnvironment(backend, seedTenants, acme.env);
-      const documentRoot = path.join(env.database.env.DATA_DIR, "home", "alice", "public_html");
+      const documentRoot = path.join(acme.env.HOME_ROOT, "alice", "public_html");
       fs.mkdirSync(documentRoot, { recursive: true });
       fs.writeFileSync(path.join(documentRoot, "index.html"), "alice's site\n");
     });

@@ -288,9 +288,10 @@ for (const backend of testBackends()) {
       const [mainDomain] = (await client().get("/api/client/domains")).body;
       const blog = await client().post("/api/client/domains", { domain: "blog", domain_type: "subdomain", parent_domain_id: mainDomain.id, site_profile: "static" });
       assert.equal(blog.status, 201, JSON.stringify(blog.body));
-      const proxyPort = 20_000 + Math.floor(Math.random() * 20_000);
-      const app = await client().post("/api/client/domains", { domain: "app", domain_type: "subdomain", parent_domain_id: mainDomain.id, site_profile: "proxy", proxy_port: proxyPort });
+      const app = await client().post("/api/client/domains", { domain: "app", domain_type: "subdomain", parent_domain_id: mainDomain.id, site_profile: "proxy", proxy_socket: "app.sock" });
       assert.equal(app.status, 201, JSON.stringify(app.body));
+      const shop = `shop-${carol.username}.example`;
+      assert.equal((await client().post("/api/client/domains", { domain: shop, domain_type: "domain", site_profile: "static" })).status, 201);
       assert.equal((await client().post("/api/client/dns-records", { domain_id: mainDomain.id, name: "verify", type: "TXT", content: "carol-was-here", ttl: 300 })).status, 201);
       assert.equal((await client().put("/api/client/php-settings", { memory_limit_mb: 384, max_input_vars: 3000 })).status, 200);
       assert.equal((await client().post("/api/client/cron-jobs", { schedule: "@daily", command: "echo nightly" })).status, 201);
@@ -305,7 +306,7 @@ for (const backend of testBackends()) {
       assert.equal((await visitSite(servers, main)).text, "carol's site\n");
 
       const before = {
-        domains: (await client().get("/api/client/domains")).body.map((d: { domain: string; domain_type: string; domain_path: string; site_profile: string; proxy_port: number | null }) => [d.domain, d.domain_type, d.domain_path, d.site_profile, d.proxy_port]),
+        domains: (await client().get("/api/client/domains")).body.map((d: { domain: string; domain_type: string; domain_path: string; site_profile: string; proxy_socket: string | null }) => [d.domain, d.domain_type, d.domain_path, d.site_profile, d.proxy_socket]),
         records: (await client().get(`/api/client/dns-records?domain_id=${mainDomain.id}`)).body.filter((r: { type: string }) => r.type !== "SOA").map((r: { name: string; type: string; content: string }) => [r.name, r.type, r.content]),
         php: (await client().get("/api/client/php-settings")).body,
         cron: (await client().get("/api/client/cron-jobs")).body.map((j: { schedule: string; command: string }) => [j.schedule, j.command]),
@@ -334,13 +335,12 @@ for (const backend of testBackends()) {
       assert.equal((await reseller.get(`/api/admin/backups/usernames/${carol.username}`)).status, 403, "admins only");
       assert.equal((await admin().post("/api/admin/backups/restore-account", { username: carol.username, snapshot: "20990101-000000000" })).status, 422);
 
-      // Halfway: the proxy port of carol's app was taken meanwhile by another account.
-      const [bobDomain] = (await as(bob).get("/api/client/domains")).body;
-      const squatter = await as(bob).post("/api/client/domains", { domain: "squat", domain_type: "subdomain", parent_domain_id: bobDomain.id, site_profile: "proxy", proxy_port: proxyPort });
+      // Halfway: one of carol's domains was taken meanwhile by another account.
+      const squatter = await as(bob).post("/api/client/domains", { domain: shop, domain_type: "domain" });
       assert.equal(squatter.status, 201, JSON.stringify(squatter.body));
       const halfway = await admin().post("/api/admin/backups/restore-account", { username: carol.username });
       assert.equal(halfway.status, 422, JSON.stringify(halfway.body));
-      assert.ok(halfway.body.errors?.proxy_port, JSON.stringify(halfway.body));
+      assert.ok(halfway.body.errors?.domain, JSON.stringify(halfway.body));
       assert.equal((await admin().get(`/api/admin/accounts?search=${carol.username}`)).body.length, 0, "no account left behind");
       assert.throws(() => execFileSync("id", ["-u", carol.username], { stdio: "ignore" }), "no Linux user left behind");
       assert.equal(((await connection.query("SELECT COUNT(*) AS n FROM mysql.user WHERE User = ?", [`${carol.username}_app`])) as [{ n: number }[], unknown])[0][0].n, 0);
@@ -360,7 +360,7 @@ for (const backend of testBackends()) {
       assert.equal((await visitSite(servers, `blog.${main}`)).text, "blog\n");
       const [restoredMain] = (await client().get("/api/client/domains")).body;
       const after = {
-        domains: (await client().get("/api/client/domains")).body.map((d: { domain: string; domain_type: string; domain_path: string; site_profile: string; proxy_port: number | null }) => [d.domain, d.domain_type, d.domain_path, d.site_profile, d.proxy_port]),
+        domains: (await client().get("/api/client/domains")).body.map((d: { domain: string; domain_type: string; domain_path: string; site_profile: string; proxy_socket: string | null }) => [d.domain, d.domain_type, d.domain_path, d.site_profile, d.proxy_socket]),
         records: (await client().get(`/api/client/dns-records?domain_id=${restoredMain.id}`)).body.filter((r: { type: string }) => r.type !== "SOA").map((r: { name: string; type: string; content: string }) => [r.name, r.type, r.content]),
         php: (await client().get("/api/client/php-settings")).body,
         cron: (await client().get("/api/client/cron-jobs")).body.map((j: { schedule: string; command: string }) => [j.schedule, j.command]),

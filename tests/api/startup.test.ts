@@ -30,7 +30,7 @@ test("a bad line in the configuration file stops the start with the file's name 
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-start-envfile-"));
   try {
     const file = path.join(root, "panel.env");
-    fs.writeFileSync(file, "PORT=3000\nDATA_DIR /srv/panel\n");
+    fs.writeFileSync(file, "PORT=3000\nDATA_DIR /srv/panel\n", { mode: 0o600 });
     const result = spawnSync(tsx, ["server.ts"], { env: { ...process.env, PANEL_ENV_FILE: file }, encoding: "utf8", timeout: 60_000 });
     assert.notEqual(result.status, 0);
     assert.match(result.stderr, new RegExp(`Invalid configuration file ${file}, line 2: expected NAME=value`));

@@ -12,7 +12,6 @@ import { testBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey, seedActor } from "../support/seed";
-import { freePort } from "../support/server";
 import { makeChrootableRoot, makeKeyPair, type SshServer, sftpRun, startSshServer } from "../support/ssh-server";
 import { removeLinuxUsers, startWebServers, systemUsersHostingEnv, type WebServers } from "../support/web-servers";
 
@@ -230,17 +229,25 @@ for (const backend of testBackends()) {
       assert.ok(refused.body.errors?.post_max_size_mb);
     });
 
-    test("an application on the proxy profile (a node:http server on the account's port) is served through nginx", async () => {
-      const port = await freePort();
-      const app = http.createServer((req, res) => res.end(`node app saw ${req.headers.host} ${req.headers["x-forwarded-proto"]}\n`)).listen(port, "127.0.0.1");
+    test("an application on the proxy profile (a node:http server on a socket in the home's run/) is served through nginx", async () => {
+      // The account's application, as it would start itself: listening on run/app.sock, the
+      // socket its own and writable by its group (nginx's workers connect through it).
+      const socket = path.join(home, "run", "app.sock");
+      const app = http.createServer((req, res) => res.end(`node app saw ${req.headers.host} ${req.headers["x-forwarded-proto"]}\n`));
+      await new Promise<void>((resolve) => app.listen(socket, resolve));
+      const uid = Number(execFileSync("id", ["-u", username], { encoding: "utf8" }));
+      fs.chownSync(socket, uid, uid);
+      fs.chmodSync(socket, 0o660);
       try {
-        const sub = await client().post("/api/client/domains", { domain: "app", domain_type: "subdomain", parent_domain_id: (await client().get("/api/client/domains")).body[0].id, site_profile: "proxy", proxy_port: port });
+        const sub = await client().post("/api/client/domains", { domain: "app", domain_type: "subdomain", parent_domain_id: (await client().get("/api/client/domains")).body[0].id, site_profile: "proxy", proxy_socket: "app.sock" });
         assert.equal(sub.status, 201, JSON.stringify(sub.body));
+        assert.equal(sub.body.proxy_socket, "app.sock");
         const answer = await request(`app.${domain}`, "/anything");
         assert.equal(answer.status, 200, answer.text);
         assert.equal(answer.text, `node app saw app.${domain} http\n`);
         const panelPort = await client().put(`/api/client/domains/${sub.body.id}`, { proxy_port: Number(new URL(env.server.baseUrl).port) });
-        assert.equal(panelPort.status, 422, "the panel's own port is nobody's");
+        assert.equal(panelPort.status, 422, "no local port is anybody's any more");
+        assert.ok(panelPort.body.errors?.proxy_port, JSON.stringify(panelPort.body));
       } finally {
         app.close();
       }

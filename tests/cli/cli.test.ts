@@ -64,7 +64,8 @@ const envFileFor = (database: TestDatabase) =>
 async function withProjectEnvFile(content: string, use: () => Promise<void>): Promise<void> {
   const file = path.join(process.cwd(), "panel.env");
   assert.ok(!fs.existsSync(file), `${file} exists: move it away to run this test`);
-  fs.writeFileSync(file, content);
+  // 0600: the panel refuses a configuration file its group or others may read.
+  fs.writeFileSync(file, content, { mode: 0o600 });
   try {
     await use();
   } finally {
@@ -107,7 +108,7 @@ test("a bad configuration file stops the command line with its name and line", a
       ['AUTH_SECRET="not closed\n', "line 1: the value of AUTH_SECRET opens a quote it does not close"],
       ["AUTH_SECRET=abc#def\n", "line 1: quote the value of AUTH_SECRET"],
     ]) {
-      fs.writeFileSync(file, content);
+      fs.writeFileSync(file, content, { mode: 0o600 });
       const result = await panel({ ...unconfigured, PANEL_ENV_FILE: file }, "php", "list");
       assert.equal(result.code, 2, content);
       assert.equal(result.stdout, "");
@@ -138,7 +139,7 @@ for (const backend of testBackends()) {
       // PGlite: a data dir that does not exist yet; PostgreSQL: a database without tables.
       const place = backend === "pglite" ? `DATA_DIR=${path.join(root, "data")}\n` : `DATABASE_URL=${database!.env.DATABASE_URL}\nDATA_DIR=${path.join(root, "data")}\n`;
       const file = path.join(root, "server.env");
-      fs.writeFileSync(file, `# written by the test\n${place}ZONES_DIR=${path.join(root, "zones")}\n`);
+      fs.writeFileSync(file, `# written by the test\n${place}ZONES_DIR=${path.join(root, "zones")}\n`, { mode: 0o600 });
 
       const beforeStart = await panel({ ...unconfigured, PANEL_ENV_FILE: file }, "admin", "list");
       assert.equal(beforeStart.code, 2, "no database before the first start");

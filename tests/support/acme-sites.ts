@@ -39,6 +39,9 @@ export async function startAcmeSites(): Promise<AcmeSites> {
       pebble,
       env: {
         WEB_SERVER: "nginx",
+        // Both outside the server's DATA_DIR, which is the panel's alone (0700).
+        HOME_ROOT: path.join(root, "home"),
+        ACME_CHALLENGE_DIR: path.join(root, "acme-challenge"),
         NGINX_SITES_DIR: sites,
         NGINX_TEST_COMMAND: `nginx -t -q ${nginxArgs}`,
         NGINX_RELOAD_COMMAND: `nginx -s reload ${nginxArgs}`,

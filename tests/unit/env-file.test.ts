@@ -54,7 +54,7 @@ test("the environment wins over the file, even with an empty value; the default 
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-env-file-"));
   try {
     const file = path.join(root, "panel.env");
-    fs.writeFileSync(file, "PORT=4000\nDATA_DIR=/from/file\nDATABASE_URL=postgres://file/db\n");
+    fs.writeFileSync(file, "PORT=4000\nDATA_DIR=/from/file\nDATABASE_URL=postgres://file/db\n", { mode: 0o600 });
     const target: Record<string, string | undefined> = { PANEL_ENV_FILE: file, PORT: "5000", DATABASE_URL: "" };
     assert.deepEqual(loadEnvFile(target), { path: file, found: true });
     assert.deepEqual(target, { PANEL_ENV_FILE: file, PORT: "5000", DATABASE_URL: "", DATA_DIR: "/from/file" });
@@ -68,6 +68,30 @@ test("the environment wins over the file, even with an empty value; the default 
     } finally {
       process.chdir(cwd);
     }
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("a file its group or others may read, or another user's, is refused with the command that closes it; /dev/null reads as empty", () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-env-file-"));
+  try {
+    const file = path.join(root, "panel.env");
+    fs.writeFileSync(file, "PORT=4000\n");
+    for (const mode of [0o644, 0o640, 0o604, 0o660, 0o602]) {
+      fs.chmodSync(file, mode);
+      assert.throws(() => loadEnvFile({ PANEL_ENV_FILE: file }), (error: Error) => {
+        assert.ok(error.message.includes(`chmod 600 ${file}`), error.message);
+        return true;
+      });
+    }
+    fs.chmodSync(file, 0o600);
+    const target: Record<string, string | undefined> = { PANEL_ENV_FILE: file };
+    loadEnvFile(target);
+    assert.equal(target.PORT, "4000");
+    fs.chownSync(file, 12345, 12345);
+    assert.throws(() => loadEnvFile({ PANEL_ENV_FILE: file }), /belongs to uid 12345, who could change what the panel runs: chown/);
+    assert.deepEqual(loadEnvFile({ PANEL_ENV_FILE: "/dev/null" }), { path: "/dev/null", found: true });
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }

@@ -10,7 +10,7 @@ import { readFilesIfExist, writeFilesAtomically } from "@/lib/provisioning/syste
 
 const temporaryFiles = (dir: string) => fs.readdirSync(dir).filter((name) => name.endsWith(".tmp"));
 
-test("a batch, small (an fsync each) or large (one flush), writes every file whole with its mode and leaves no temporary file", async () => {
+test("a batch, small (an fsync each) or large (one flush), writes every file whole with its mode (0600 by default) and leaves no temporary file", async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "panel-batch-"));
   try {
     for (const count of [3, 200]) {
@@ -21,9 +21,16 @@ test("a batch, small (an fsync each) or large (one flush), writes every file who
       for (const file of files) assert.equal(fs.readFileSync(file.path, "utf8"), file.contents);
       assert.deepEqual(temporaryFiles(path.join(dir, "sub")), []);
     }
-    const secret = path.join(dir, "key.pem");
-    await writeFilesAtomically([{ path: secret, contents: "key\n", mode: 0o600 }]);
-    assert.equal(fs.statSync(secret).mode & 0o777, 0o600);
+    assert.equal(fs.statSync(path.join(dir, "sub", "f1.conf")).mode & 0o777, 0o600, "the panel's alone unless a mode is given");
+    // The mode given is the file's, whatever the process's umask (the panel's is 0077).
+    const umask = process.umask(0o077);
+    try {
+      const shared = path.join(dir, "keys");
+      await writeFilesAtomically([{ path: shared, contents: "key\n", mode: 0o640 }]);
+      assert.equal(fs.statSync(shared).mode & 0o777, 0o640);
+    } finally {
+      process.umask(umask);
+    }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -23,7 +23,7 @@ const site = (overrides: Partial<Site>): Site => ({
   errorLog: "/home/alice/logs/nginx-error.log",
   profile: "php",
   phpSocket: null,
-  proxyPort: null,
+  proxySocket: null,
   maxBodyMb: 64,
   suspended: false,
   tls: null,
@@ -65,19 +65,37 @@ test("a subdomain with PHP: only its own name, and .php passed to the account's 
   assert.match(text, /location ~ \/\\\.\(\?!well-known\) \{\s+deny all;/, "dot files are refused");
 });
 
-test("the static profile never reaches PHP; the proxy profile passes everything but the ACME challenge to the account's port", () => {
+test("the static profile never reaches PHP; the proxy profile passes everything but the ACME challenge to the socket in the account's run/", () => {
   const staticSite = renderSite(site({ profile: "static" }), settings);
   assert.doesNotMatch(staticSite, /fastcgi_pass|index\.php\?/);
-  const proxied = renderSite(site({ profile: "proxy", proxyPort: 3005, maxBodyMb: 20 }), settings);
-  assert.match(proxied, /location \/ \{\s+proxy_pass http:\/\/127\.0\.0\.1:3005;\s+proxy_http_version 1\.1;/);
+  const proxied = renderSite(site({ profile: "proxy", proxySocket: "/home/alice/run/app.sock", maxBodyMb: 20 }), settings);
+  assert.match(proxied, /location \/ \{\s+proxy_pass http:\/\/unix:\/home\/alice\/run\/app\.sock:;\s+proxy_http_version 1\.1;/);
   for (const header of ["Host $host", "X-Forwarded-For $proxy_add_x_forwarded_for", "X-Forwarded-Proto $scheme", "Upgrade $http_upgrade"]) {
     assert.ok(proxied.includes(`proxy_set_header ${header};`), header);
   }
   assert.match(proxied, /acme-challenge/);
   assert.match(proxied, /client_max_body_size 20m;/);
   assert.doesNotMatch(proxied, /try_files \$uri \$uri\//, "no file of the home is served");
-  assert.throws(() => renderSite(site({ profile: "proxy", proxyPort: null }), settings), /proxy port/);
-  assert.throws(() => renderSite(site({ profile: "proxy", proxyPort: 70000 }), settings), /proxy port/);
+  for (const socket of [
+    null,
+    "/home/alice/run",
+    "/home/alice/run/sub/app.sock",
+    "/home/alice/public_html/app.sock",
+    "/home/bob/run/app.sock",
+    "/run/mysqld/mysqld.sock",
+    `/home/alice/run/${"a".repeat(100)}.sock`,
+  ]) {
+    assert.throws(() => renderSite(site({ profile: "proxy", proxySocket: socket }), settings), /proxy socket/, String(socket));
+  }
+  assert.throws(() => renderSite(site({ profile: "static", proxySocket: "/home/alice/run/app.sock" }), settings), /proxy socket/, "only the proxy profile has one");
+});
+
+test("every block follows a link only to a file of the link's owner, checked from the home on (the document root itself included)", () => {
+  const tls = { certificatePath: "/srv/panel/certs/alice.example/fullchain.pem", keyPath: "/srv/panel/certs/alice.example/privkey.pem" };
+  for (const variant of [site({}), site({ tls }), site({ suspended: true }), site({ profile: "proxy", proxySocket: "/home/alice/run/app.sock" })]) {
+    const serverBlocks = blocks(renderSite(variant, settings));
+    for (const block of serverBlocks) assert.match(block, /^    disable_symlinks if_not_owner from=\/home\/alice;$/m);
+  }
 });
 
 test("parked names are extra server names of the domain they are parked on; an addon domain has its own block", () => {
@@ -159,7 +177,7 @@ test("nginx -t accepts every rendered variant", () => {
       site({}),
       site({ domain: "blog.alice.example", serverNames: ["blog.alice.example"], phpSocket: path.join(dir, "php.sock") }),
       site({ domain: "s.example", serverNames: ["s.example"], suspended: true }),
-      site({ domain: "p.example", serverNames: ["p.example"], profile: "proxy", proxyPort: 3005 }),
+      site({ domain: "p.example", serverNames: ["p.example"], profile: "proxy", proxySocket: path.join(dir, "alice", "run", "app.sock") }),
       site({ domain: "st.example", serverNames: ["st.example"], profile: "static" }),
       site({ domain: "t.example", serverNames: ["t.example", "www.t.example"], tls: { certificatePath: certs, keyPath: key }, phpSocket: path.join(dir, "php.sock") }),
     ].map((variant) => ({

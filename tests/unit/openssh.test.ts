@@ -21,6 +21,8 @@ execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", path.join(roo
 fs.writeFileSync(mainConfig, `Include ${dropIn}\nHostKey ${root}/host_key\nUsePAM no\n`);
 Object.assign(process.env, {
   SYSTEM_USERS: "1",
+  // Outside DATA_DIR, as the panel requires with Linux users (no home is made here).
+  HOME_ROOT: path.join(root, "home"),
   SSH_SERVER: "openssh",
   SSHD_CONFIG_FILE: dropIn,
   SSHD_TEST_COMMAND: `/usr/sbin/sshd -t -f ${mainConfig}`,

@@ -18,7 +18,8 @@ import { renderZoneFile, type Zone, type ZoneRecord } from "@/lib/provisioning/z
 // changed only by the lines later features added: client_max_body_size, the front controller,
 // the PHP settings, and the lighter server block of the 10,000-domain start: root and the
 // access log named by $server_name in every block, try_files at the server's level, one
-// location refusing .php sources and dot files when there is no PHP).
+// location refusing .php sources and dot files when there is no PHP; disable_symlinks, so that
+// nginx follows no link to another owner's file).
 
 const FIXTURES = path.join(import.meta.dirname, "fixtures", "rendered");
 const fixture = (name: string) => fs.readFileSync(path.join(FIXTURES, name), "utf8");
@@ -63,7 +64,7 @@ const site: Site = {
   errorLog: "/home/alice/logs/nginx-error.log",
   profile: "php",
   phpSocket: "/run/php/alice-php8.2.sock",
-  proxyPort: null,
+  proxySocket: null,
   maxBodyMb: 64,
   suspended: false,
   tls,
@@ -141,12 +142,23 @@ test("every path of a server block stays inside its root: no .., no ., no //, no
   assertRefused(() => renderSite({ ...site, username: "bob" }, settings), "nginx server block", "document root", "another account's home");
 });
 
-test("the site profile, the proxy port and the body size: only their own kinds of value", () => {
+test("the site profile, the proxy socket and the body size: only their own kinds of value", () => {
   for (const profile of ["php;", "cgi", "", "proxy\n"]) {
     assertRefused(() => renderSite({ ...site, profile: profile as Site["profile"] }, settings), "nginx server block", "site profile", profile);
   }
-  for (const port of [null, 0, 65536, 3000.5, "3000; include /etc/passwd" as unknown as number]) {
-    assertRefused(() => renderSite({ ...site, profile: "proxy", proxyPort: port }, settings), "nginx server block", "proxy port", port);
+  const proxied = { ...site, profile: "proxy" as const, phpSocket: null };
+  assert.doesNotThrow(() => renderSite({ ...proxied, proxySocket: "/home/alice/run/app.sock" }, settings));
+  for (const socket of [
+    null,
+    ...hostileVariants("/home/alice/run/app.sock"),
+    "/home/alice/run/../../bob/run/app.sock",
+    "/home/alice/run/./app.sock",
+    "/home/alice/run:/etc/x",
+    "/home/alice/run/sub/app.sock",
+    "/home/bob/run/app.sock",
+    `/home/alice/run/${"x".repeat(100)}`,
+  ]) {
+    assertRefused(() => renderSite({ ...proxied, proxySocket: socket }, settings), "nginx server block", "proxy socket", socket);
   }
   for (const size of [0, -1, 1.5, "64m; include /etc/passwd" as unknown as number]) {
     assertRefused(() => renderSite({ ...site, maxBodyMb: size }, settings), "nginx server block", "maximum body size", size);

@@ -8,7 +8,7 @@ export const GET = withApiKey(domainOperations.get, async ({ account, params }) 
   getDomainOrThrow(await getDb(), { accountId: account.id, id: params.id }),
 );
 
-// PUT /api/client/domains/{id} — how the site is served (site_profile, proxy_port)
+// PUT /api/client/domains/{id} — how the site is served (site_profile, proxy_socket)
 export const PUT = withApiKey(domainOperations.update, async ({ account, params, body }) =>
   updateDomain(await getDb(), account.id, params.id, body),
 );
