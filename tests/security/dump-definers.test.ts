@@ -86,7 +86,12 @@ for (const backend of testBackends().slice(0, 1)) {
       }
       await asAlice(async (connection) => {
         await assert.rejects(connection.query(`SELECT * FROM \`${vault}\`.secrets`), /denied/i, `${what}: bob's table readable`);
-        await connection.query(`USE \`${database}\``);
+        // A database made by the restore is not granted to her user: then nothing in it is hers to call.
+        const entered = await connection.query(`USE \`${database}\``).then(
+          () => true,
+          (error: Error) => (/denied/i.test(error.message) ? false : Promise.reject(error)),
+        );
+        if (!entered) return;
         await assert.rejects(connection.query("SELECT * FROM peek"), /denied|doesn't exist|does not exist/i, `${what}: bob's table readable through a view`);
         await assert.rejects(connection.query("CALL fetch_secret()"), /denied|does not exist/i, `${what}: bob's table readable through a procedure`);
       });

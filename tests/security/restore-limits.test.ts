@@ -79,12 +79,12 @@ for (const backend of testBackends()) {
     });
 
     test("a restore larger than the home file system's free space is refused before it writes (422 on path), and runs once there is room", async () => {
+      asUser(alice.username, "rm", ["-rf", "public_html/big"], { cwd: home() });
       const filler = path.join(root, "home", ".filler");
       const { bavail, bsize } = fs.statfsSync(path.join(root, "home"));
       // Leave 10 MB: less than the folder's 40.
       execFileSync("fallocate", ["-l", String(bavail * bsize - 10 * 1048576), filler]);
       try {
-        asUser(alice.username, "rm", ["-rf", "public_html/big"], { cwd: home() });
         const refused = await client().post(`/api/client/backups/${run}/restore`, { path: "public_html/big" });
         assert.equal(refused.status, 422, JSON.stringify(refused.body));
         assert.match(refused.body.errors?.path?.[0] ?? "", /free/i, JSON.stringify(refused.body));
@@ -117,6 +117,7 @@ for (const backend of testBackends()) {
         assert.ok(waited < 5_000, `the restore went on after its client left: ${processesOf(uid).join(", ")}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
+      assert.equal(fs.existsSync(path.join(home(), "public_html", "big-copy")), false, "stopped midway, and what it had begun beside its place removed");
       let next = await client().post(`/api/client/backups/${run}/restore`, { path: "public_html/big", to: "public_html/big-copy-2" });
       for (let waited = 0; next.status === 409 && waited < 5_000; waited += 250) {
         await new Promise((resolve) => setTimeout(resolve, 250));
