@@ -3,8 +3,8 @@ import { hostingAccounts } from "./accounts";
 
 // Backups by restic (README "Backups"): what the last runs of each account did — the account's
 // own, gone with it, so a later account reusing the username starts with none (its restore
-// points stay in the repository, listed by username) — and the lease that lets one panel
-// instance at a time run the backup job against the repository.
+// points stay in the repository, listed by username) —, the lease that lets one panel instance
+// at a time run the backup job against the repository, and one lease per account under restore.
 
 export const accountBackups = pgTable("account_backups", {
   accountId: integer("account_id")
@@ -21,5 +21,15 @@ export const accountBackups = pgTable("account_backups", {
 export const backupLease = pgTable("backup_lease", {
   id: integer("id").primaryKey(),
   holder: text("holder"),
+  expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+});
+
+// One restore per account at a time, across panel instances: a row while a restore runs,
+// renewed while it goes on, deleted when it ends; one left by an instance that died expires.
+export const restoreLeases = pgTable("restore_leases", {
+  accountId: integer("account_id")
+    .primaryKey()
+    .references(() => hostingAccounts.id, { onDelete: "cascade" }),
+  holder: text("holder").notNull(),
   expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
 });

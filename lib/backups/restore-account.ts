@@ -19,15 +19,18 @@ import { updatePhpSettings } from "@/lib/php-settings/service";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { restic, type ResticSnapshot } from "@/lib/provisioning/restic";
 import { addSshKey } from "@/lib/ssh/service";
+import { databaseObjectRecord, loadDump, notBroughtBack, restoreHomePath, withRestoreLease } from "./restores";
 import { RUN_ID } from "./schemas";
-import { accountTag, loadDump, RECORDS_FORMAT, restoreHomePath, runTag, runsTagged, snapshotsWith, tagValue } from "./service";
+import { accountTag, RECORDS_FORMAT, runTag, runsTagged, snapshotsWith, tagValue } from "./service";
 
 // A whole account back from a restore point after it was terminated (README "Backups"):
 // POST /api/admin/backups/restore-account, `panel backup restore USER SNAPSHOT` for a username
 // with no account. The run's records.json says what the account had; every part is made again
 // through the service that makes it for a customer (so the same checks, quotas and server steps
-// apply), then the files and the dumps are copied back. Any failure terminates what was made
-// so far: the account is back whole or not at all.
+// apply), then the files and the dumps are brought back as any restore brings them
+// (lib/backups/restores.ts: files written by the account's user, dumps loaded by a user of
+// that database only), holding the new account's restore lease. Any failure terminates what
+// was made so far: the account is back whole or not at all.
 
 const nullableString = z.string().nullable().optional();
 const id = z.number().int();
@@ -95,6 +98,7 @@ const recordsSchema = z.object({
   ),
   cron_jobs: z.array(z.object({ schedule: z.string(), command: z.string(), isEnabled: z.boolean() })),
   ssh_keys: z.array(z.object({ name: z.string(), keyType: z.string(), keyData: z.string() })),
+  database_objects: z.array(databaseObjectRecord).optional(),
 });
 type AccountRecords = z.output<typeof recordsSchema>;
 
@@ -141,6 +145,7 @@ export async function restoreTerminatedAccount(
   db: Database,
   actor: Actor,
   input: { username: string; snapshot?: string },
+  signal?: AbortSignal,
 ): Promise<HostingAccountRecord & { message: string }> {
   const username = input.username.trim().toLowerCase();
   if ((await findAccountIdByUsername(db, username)) !== null) {
@@ -153,8 +158,9 @@ export async function restoreTerminatedAccount(
   if (records.account.username !== username) throw validationError("snapshot", `holds the records of ${records.account.username}`);
 
   const created = await createAccount(db, await accountFields(db, records), actor);
+  let notBack = "";
   try {
-    await restoreParts(db, created, records, parts, actor);
+    notBack = await withRestoreLease(db, created.id, () => restoreParts(db, created, records, parts, actor, signal));
     await recordAudit(db, actor, {
       action: "hosting_account.restore",
       targetType: "hosting_account",
@@ -169,7 +175,7 @@ export async function restoreTerminatedAccount(
     throw error;
   }
   const time = parts.get("part:records")!.time;
-  return { ...(await getAccount(db, created.id)), message: `${username} restored from the backup of ${time}` };
+  return { ...(await getAccount(db, created.id)), message: `${username} restored from the backup of ${time}${notBack}` };
 }
 
 /** The create request the account was made with: its plan, reseller (while it exists), contact and profile. */
@@ -183,7 +189,8 @@ async function accountFields(db: Database, { account, plan }: AccountRecords) {
   return { username: account.username, domain: account.domain, plan, reseller: reseller?.username, is_auto_ssl_enabled: account.isAutoSslEnabled, ...profile };
 }
 
-async function restoreParts(db: Database, account: HostingAccountRecord, records: AccountRecords, parts: Map<string, ResticSnapshot>, actor: Actor) {
+/** Every part of the account made again, then its files and dumps; what the answer adds about objects the dumps could not bring back. */
+async function restoreParts(db: Database, account: HostingAccountRecord, records: AccountRecords, parts: Map<string, ResticSnapshot>, actor: Actor, signal?: AbortSignal): Promise<string> {
   const accountId = account.id;
   if (records.account.hasSshAccess) await updateAccountAdminFields(db, accountId, { has_ssh_access: true }, actor, ADMIN);
 
@@ -257,10 +264,14 @@ async function restoreParts(db: Database, account: HostingAccountRecord, records
   const home = parts.get("part:home");
   if (home) {
     const folders = new Set(records.domains.flatMap((domain) => domain.domainPath?.split("/")[0] ?? []).filter((folder) => /^[\w.-]+$/.test(folder) && !/^\.\.?$/.test(folder)));
-    for (const folder of folders) await restoreHomePath(account.username, home, [folder]);
+    for (const folder of folders) await restoreHomePath(account.username, home, [folder], undefined, signal);
   }
-  for (const database of records.databases) {
-    const dump = parts.get(`db:${database.databaseName}`);
-    if (dump) await loadDump(dump, database.databaseName);
+  let notBack = "";
+  for (const { databaseName } of records.databases) {
+    const dump = parts.get(`db:${databaseName}`);
+    if (!dump) continue;
+    const load = await loadDump(dump, databaseName, signal);
+    notBack += (await notBroughtBack(records.database_objects?.filter((object) => object.database === databaseName), databaseName, load)).replace(/^; /, `; ${databaseName}: `);
   }
+  return notBack;
 }

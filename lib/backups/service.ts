@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
-import path from "node:path";
-import { Readable, Transform } from "node:stream";
+import { Readable } from "node:stream";
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import {
@@ -21,23 +20,21 @@ import {
 } from "@/db/schema";
 import { type AccountManager, managedBy } from "@/lib/accounts/manager";
 import { getAccount } from "@/lib/accounts/service";
-import { createDatabase, deleteDatabase, MAX_DATABASE_NAME, prefixedName } from "@/lib/databases/service";
 import { env } from "@/lib/env";
-import { AppError, notFound, validationError } from "@/lib/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { homeOf } from "@/lib/hosting/home";
-import { mariadbClientOptions, mysqlProvisioner } from "@/lib/provisioning/mysql";
-import { entryExistsIn, LinkInHomeError, openDirectoryPath, openTrustedDirectory, pathComponents } from "@/lib/provisioning/home-files";
-import { ensureRepository, isMissingRepository, restic, resticStream, snapshotsTagged, type ResticSnapshot } from "@/lib/provisioning/restic";
-import { childExit, exitReason, startAsUser, startChild, toolEnv } from "@/lib/provisioning/system";
-import { RUN_ID } from "./schemas";
+import { type DatabaseObject, mysqlProvisioner, startDatabaseDump } from "@/lib/provisioning/mysql";
+import { ensureRepository, isMissingRepository, restic, snapshotsTagged, type ResticSnapshot } from "@/lib/provisioning/restic";
 
 // Backups (README "Backups"): restic, one restore point ("run") per account per backup. restic
 // 0.14 (Debian 12) cannot put a file tree and a program's output in one snapshot, so a run is
 // several snapshots sharing the tag `run:<id>`: `home` (the home directory), one `db:<name>`
 // per database (mariadb-dump --single-transaction piped into `restic backup --stdin`: a
 // consistent dump, never on disk in clear) and `records` (the panel's rows of the account as
-// JSON). All carry `account:<username>`. A failure records its error in account_backups and
-// removes nothing: older runs stay until `restic forget` (retention) drops them.
+// JSON), written last: a run without it did not complete and is neither listed nor restored.
+// All carry `account:<username>`. A failure records a short reason in account_backups (the
+// tools' own words go to the panel's log) and removes nothing: older runs stay until `restic
+// forget` (retention) drops them. Restores are lib/backups/restores.ts.
 
 export interface BackupRun {
   /** The run's id: what restores name (`snapshot`). */
@@ -59,7 +56,7 @@ export const tagValue = (snapshot: ResticSnapshot, prefix: string) => snapshot.t
  * files and dumps (lib/backups/restore-account.ts reads it). Database users carry their MariaDB
  * password hashes, so their passwords come back without the panel ever knowing them.
  */
-async function accountRecords(db: Queryable, accountId: number) {
+async function accountRecords(db: Queryable, accountId: number, databaseObjects: (DatabaseObject & { database: string })[]) {
   const [account] = await db
     .select({ account: hostingAccounts, plan: plans.name })
     .from(hostingAccounts)
@@ -88,32 +85,32 @@ async function accountRecords(db: Queryable, accountId: number) {
     php_settings: await db.select().from(phpSettings).where(eq(phpSettings.accountId, accountId)),
     cron_jobs: await db.select().from(cronJobs).where(eq(cronJobs.accountId, accountId)),
     ssh_keys: await db.select().from(sshKeys).where(eq(sshKeys.accountId, accountId)),
+    // Each database's routines, views, triggers and events as they were dumped: a restore names
+    // those it could not bring back (lib/backups/restores.ts).
+    database_objects: databaseObjects,
   };
 }
 
 /** The version of the records document (records.json) this panel writes. */
 export const RECORDS_FORMAT = 1;
 
-/** mariadb-dump of one database piped into restic; the dump's own failure fails the snapshot. */
-async function backupDatabase(database: string, tags: string[]): Promise<void> {
-  const connection = (await mariadbClientOptions())!;
-  const dump = startChild("mariadb-dump", [connection, "--single-transaction", "--routines", "--triggers", "--events", "--databases", database], { env: toolEnv() });
-  const dumped = childExit(dump).then(
-    (exit) => {
-      if (exit.code !== 0) throw new AppError("VALIDATION", `mariadb-dump of ${database} failed: ${exitReason(exit)}`);
-    },
-    (error: Error) => {
-      throw new AppError("VALIDATION", `mariadb-dump could not run: ${error.message}`);
-    },
-  );
-  const stored = restic(["backup", "--stdin", "--stdin-filename", `${database}.sql`, ...tags.flatMap((tag) => ["--tag", tag])], dump.stdout!);
-  const [dumpResult, storeResult] = await Promise.allSettled([dumped, stored]);
+/**
+ * mariadb-dump of one database (without --databases: no CREATE DATABASE or USE in it, so it
+ * loads wherever a restore names) piped into restic; the dump's own failure fails the snapshot.
+ * Its routines, views, triggers and events are listed first, for the records.
+ */
+async function backupDatabase(database: string, tags: string[]): Promise<(DatabaseObject & { database: string })[]> {
+  const objects = (await mysqlProvisioner()!.databaseObjects(database)).map((object) => ({ database, ...object }));
+  const dump = await startDatabaseDump(database);
+  const stored = restic(["backup", "--stdin", "--stdin-filename", `${database}.sql`, ...tags.flatMap((tag) => ["--tag", tag])], dump.stdout);
+  const [dumpResult, storeResult] = await Promise.allSettled([dump.done, stored]);
   if (dumpResult.status === "rejected") {
     // A snapshot of a half dump must not pass for a backup: it is forgotten at once.
     await forgetRun(tags);
     throw dumpResult.reason;
   }
   if (storeResult.status === "rejected") throw storeResult.reason;
+  return objects;
 }
 
 async function forgetRun(tags: string[]): Promise<void> {
@@ -121,19 +118,32 @@ async function forgetRun(tags: string[]): Promise<void> {
   if (run) await restic(["forget", "--tag", run]).catch(() => undefined);
 }
 
-/** One write per outcome: the status never shows a success without its restore points. */
-async function recordOutcome(db: Queryable, accountId: number, outcome: { error: string } | { runs: BackupRun[]; sizeBytes: number }): Promise<void> {
+/** One write per outcome: a success with the restore points and size when they could be read (else the last ones known). */
+async function recordOutcome(db: Queryable, accountId: number, outcome: { error: string } | { runs: number | null; sizeBytes: number | null }): Promise<void> {
   const now = new Date();
   const fields =
     "error" in outcome
       ? { lastFailureAt: now, lastError: outcome.error }
-      : { lastSuccessAt: now, snapshots: outcome.runs.length, sizeBytes: outcome.sizeBytes };
+      : {
+          lastSuccessAt: now,
+          ...(outcome.runs === null ? {} : { snapshots: outcome.runs }),
+          ...(outcome.sizeBytes === null ? {} : { sizeBytes: outcome.sizeBytes }),
+        };
   await db.insert(accountBackups).values({ accountId, ...fields }).onConflictDoUpdate({ target: accountBackups.accountId, set: fields });
+}
+
+/** The message a failure records: an AppError's own (the panel's words); anything else is logged and named only as a failure. */
+function failureReason(username: string, error: unknown): string {
+  if (error instanceof AppError) return error.message;
+  console.error(`[backups] the backup of ${username} failed:`, error);
+  return `The backup of ${username} failed (the panel's log says why)`;
 }
 
 /**
  * One backup run of the account: home, every database, the records; then retention. The
- * outcome is recorded either way (account_backups); a failure throws after recording it.
+ * outcome is recorded either way (account_backups): the success as soon as the records are
+ * written (the run is listed from then on), a failure — of the run or of its retention —
+ * recorded, then thrown.
  */
 export async function backupAccount(db: Database, accountId: number): Promise<BackupRun> {
   const [account] = await db.select({ username: hostingAccounts.username }).from(hostingAccounts).where(eq(hostingAccounts.id, accountId));
@@ -141,6 +151,12 @@ export async function backupAccount(db: Database, accountId: number): Promise<Ba
   const { username } = account;
   const run = new Date().toISOString().replace(/[-:.]/g, "").replace("T", "-").replace("Z", "");
   const tags = [ownerTag(accountId), accountTag(username), runTag(run)];
+  let names: string[] = [];
+  const fail = async (error: unknown): Promise<never> => {
+    const reason = failureReason(username, error);
+    await recordOutcome(db, accountId, { error: reason });
+    throw error instanceof AppError ? error : new AppError("VALIDATION", reason);
+  };
   try {
     await ensureRepository();
     const home = homeOf(username);
@@ -149,21 +165,41 @@ export async function backupAccount(db: Database, accountId: number): Promise<Ba
     }
     const databases = await db.select({ name: customerDatabases.databaseName }).from(customerDatabases).where(eq(customerDatabases.accountId, accountId));
     if (databases.length && !env().mysqlProvisionUrl) throw new AppError("VALIDATION", "the account has databases but MYSQL_PROVISION_URL is not set");
-    for (const { name } of databases) await backupDatabase(name, [...tags, `db:${name}`]);
-    const records = JSON.stringify(await accountRecords(db, accountId));
+    const objects: (DatabaseObject & { database: string })[] = [];
+    names = databases.map((database) => database.name);
+    for (const { name } of databases) objects.push(...(await backupDatabase(name, [...tags, `db:${name}`])));
+    const records = JSON.stringify(await accountRecords(db, accountId, objects));
     await restic(["backup", "--stdin", "--stdin-filename", "records.json", ...[...tags, "part:records"].flatMap((tag) => ["--tag", tag])], Readable.from([records]));
+  } catch (error) {
+    return fail(error);
+  }
+  // Complete and listed: the status says so before retention runs.
+  await recordSuccess(db, accountId);
+  let runs: BackupRun[] = [];
+  try {
     const { keep } = env().backup;
     await restic(["forget", "--prune", "--tag", ownerTag(accountId), "--group-by", "tags", "--keep-daily", String(keep.daily), "--keep-weekly", String(keep.weekly), "--keep-monthly", String(keep.monthly)]);
+    runs = await recordSuccess(db, accountId);
   } catch (error) {
-    const message = error instanceof AppError ? error.message : (error as Error).message;
-    await recordOutcome(db, accountId, { error: message });
-    throw error instanceof AppError ? error : new AppError("VALIDATION", `The backup of ${username} failed: ${message}`);
+    return fail(error);
   }
-  const runs = await listRuns(accountId);
-  // What the account's restore points take in the repository (deduplicated, compressed data).
-  const stats = JSON.parse(await restic(["stats", "--no-lock", "--json", "--mode", "raw-data", "--tag", ownerTag(accountId)])) as { total_size?: number };
-  await recordOutcome(db, accountId, { runs, sizeBytes: stats.total_size ?? 0 });
-  return runs.find((candidate) => candidate.id === run)!;
+  // As listed; as it was made when the list could not be read.
+  return runs.find((candidate) => candidate.id === run) ?? { id: run, time: new Date().toISOString(), size_bytes: null, databases: names };
+}
+
+/**
+ * Records a success with the account's runs now and what they take in the repository
+ * (deduplicated, compressed data); the runs. A count or size restic could not give (its failure
+ * logged) keeps the last one known: the success itself is always recorded.
+ */
+async function recordSuccess(db: Queryable, accountId: number): Promise<BackupRun[]> {
+  const runs = await listRuns(accountId).catch(() => null);
+  const stats = await restic(["stats", "--no-lock", "--json", "--mode", "raw-data", "--tag", ownerTag(accountId)]).then(
+    (text) => JSON.parse(text) as { total_size?: number },
+    () => null,
+  );
+  await recordOutcome(db, accountId, { runs: runs?.length ?? null, sizeBytes: stats ? (stats.total_size ?? 0) : null });
+  return runs ?? [];
 }
 
 /** The snapshots with all of `tags`; none while the repository has not been made yet. */
@@ -174,192 +210,31 @@ export async function snapshotsWith(tags: string[]): Promise<ResticSnapshot[]> {
   });
 }
 
-/** The runs of the snapshots with `tag` (an account's, or a username's), newest first. */
+/**
+ * The complete runs of the snapshots with `tag` (an account's, or a username's), newest first:
+ * a run is complete once its records (written last) are there; one still being written, or cut
+ * short, is not a restore point.
+ */
 export async function runsTagged(tag: string): Promise<(BackupRun & { account_id: number })[]> {
-  const runs = new Map<string, BackupRun & { account_id: number }>();
+  const runs = new Map<string, BackupRun & { account_id: number; complete: boolean }>();
   for (const snapshot of await snapshotsWith([tag])) {
     const id = tagValue(snapshot, "run:");
     if (!id) continue;
-    const run = runs.get(id) ?? { id, time: snapshot.time, size_bytes: null, databases: [], account_id: Number(tagValue(snapshot, "account-id:")) };
+    const run = runs.get(id) ?? { id, time: snapshot.time, size_bytes: null, databases: [], account_id: Number(tagValue(snapshot, "account-id:")), complete: false };
     const database = tagValue(snapshot, "db:");
     if (database) run.databases.push(database);
+    if (snapshot.tags?.includes("part:records")) run.complete = true;
     runs.set(id, run);
   }
-  return [...runs.values()].sort((a, b) => b.id.localeCompare(a.id));
+  return [...runs.values()]
+    .filter((run) => run.complete)
+    .map(({ complete: _complete, ...run }) => run)
+    .sort((a, b) => b.id.localeCompare(a.id));
 }
 
 /** The account's runs, newest first. */
 export async function listRuns(accountId: number): Promise<BackupRun[]> {
   return (await runsTagged(ownerTag(accountId))).map(({ account_id: _owner, ...run }) => run);
-}
-
-async function snapshotOf(accountId: number, run: string, part: string): Promise<ResticSnapshot | null> {
-  if (!RUN_ID.test(run)) throw validationError("snapshot", "names no backup of this account");
-  const snapshots = await snapshotsWith([ownerTag(accountId), runTag(run)]);
-  if (snapshots.length === 0) throw validationError("snapshot", "names no backup of this account");
-  return snapshots.find((snapshot) => snapshot.tags?.includes(part)) ?? null;
-}
-
-/** A path in a restore request (`field`): relative to the home, no `..`, no absolute path, no control character. */
-function checkedRelativePath(relative: string, field: string): string[] {
-  if (!relative || relative.startsWith("/") || /[\u0000-\u001f]/.test(relative)) throw validationError(field, "must be a path relative to the home");
-  try {
-    const parts = pathComponents(relative);
-    if (parts.length === 0) throw new Error("empty");
-    return parts;
-  } catch {
-    throw validationError(field, "must be a path inside the home (no ..)");
-  }
-}
-
-/**
- * One step of a restore (a command without a shell). Its failure is logged with the tool's own
- * words, which name server paths, and answered with `what` it could not do.
- */
-async function restoreStep(command: string, args: string[], what: string, asUser?: string): Promise<void> {
-  const stdio = ["ignore", "ignore", "pipe"] as const;
-  const exit = await childExit(asUser ? startAsUser(asUser, command, args, { stdio: [...stdio] }) : startChild(command, args, { env: toolEnv(), stdio: [...stdio] }));
-  if (exit.code === 0) return;
-  console.error(`[backups] ${command} failed: ${exitReason(exit)}`);
-  throw new AppError("VALIDATION", `The restore could not ${what}`);
-}
-
-/**
- * Restores one path of the home (a file or a folder) from a run, into its place or (`to`, a path
- * of the home that does not exist) beside it. restic restores into a staging directory of the
- * panel's; the copy into the home runs as the account's user (so it can write nothing the
- * customer could not), after the destination's directories were walked without following a
- * link (a link on the way → 422, nothing written).
- */
-export async function restorePath(account: { id: number; username: string }, run: string, relative: string, to?: string): Promise<{ message: string }> {
-  const parts = checkedRelativePath(relative, "path");
-  const beside = to === undefined ? undefined : checkedRelativePath(to, "to");
-  const snapshot = await snapshotOf(account.id, run, "part:home");
-  if (!snapshot) throw validationError("snapshot", "holds no files");
-  if (!(await restoreHomePath(account.username, snapshot, parts, beside))) throw validationError("path", "is not in this backup");
-  return { message: `${relative} restored${to === undefined ? "" : ` as ${to}`} from the backup of ${snapshot.time}` };
-}
-
-/**
- * The copy of `parts` (checked: relative, no `..`) from a home snapshot into the account's home:
- * into its place, or at `beside` (which must not exist): restorePath's steps. False when the
- * snapshot does not hold the path.
- */
-export async function restoreHomePath(username: string, snapshot: ResticSnapshot, parts: string[], beside?: string[]): Promise<boolean> {
-  if (!env().systemUsers) throw new AppError("VALIDATION", "Restoring files needs SYSTEM_USERS=1 (the copy runs as the account's user)");
-  const destination = beside ?? parts;
-  const field = beside ? "to" : "path";
-  const home = homeOf(username);
-  const homes = await openTrustedDirectory(path.dirname(home));
-  if (!homes) throw notFound("Home");
-  try {
-    const parent = await openDirectoryPath(homes, path.join(path.basename(home), ...destination.slice(0, -1)));
-    if (!parent) throw validationError(field, "lies in a folder that no longer exists: restore that folder");
-    try {
-      if (beside && (await entryExistsIn(parent, destination.at(-1)!))) throw validationError("to", "already exists: name a path that does not");
-    } finally {
-      await parent.close();
-    }
-  } catch (error) {
-    if (error instanceof LinkInHomeError) throw error.forField(field);
-    throw error;
-  } finally {
-    await homes.close();
-  }
-  // Beside the homes (root's, which every account may traverse): the copy, run as the account's
-  // user, must reach what restic restored. The snapshot holds the home under the path it had
-  // then (snapshot.paths), which a renamed HOME_ROOT does not change.
-  const staging = await fs.mkdtemp(path.join(path.dirname(home), ".restore-"));
-  try {
-    await fs.chmod(staging, 0o711);
-    const source = path.join(snapshot.paths[0] ?? home, ...parts);
-    await restic(["restore", "--no-lock", snapshot.id, "--target", staging, "--include", source]);
-    const restored = path.join(staging, source);
-    if (!(await fs.lstat(restored).then(() => true, () => false))) return false;
-    // restic restores the snapshot's owners and modes: the account's of then — another uid when
-    // the account was terminated and made again. In the staging copy (root's, nothing outside)
-    // the tree becomes the account's of now (links changed, never followed), and the folders
-    // leading to it, restic's copies of the home's path, are opened for its user to walk.
-    await restoreStep("chown", ["-R", "-h", `${username}:${username}`, restored], "give the restored files to the account");
-    for (let dir = path.dirname(restored); dir.startsWith(`${staging}/`); dir = path.dirname(dir)) {
-      if ((await fs.lstat(dir)).isDirectory()) await fs.chmod(dir, 0o711);
-    }
-    // As the account's user: its privileges bound what the copy can write.
-    await restoreStep("cp", ["-a", "--no-target-directory", "--remove-destination", restored, path.join(home, ...destination)], "copy the files into the home (is something there the account cannot replace?)", username);
-    return true;
-  } finally {
-    await fs.rm(staging, { recursive: true, force: true });
-  }
-}
-
-/**
- * Restores one database of the account from a run: its dump streamed from restic into MariaDB,
- * into the same database or `into` another of the account's (made, within the plan, when it
- * does not exist; removed again when the load fails).
- */
-export async function restoreDatabase(
-  db: Database,
-  account: { id: number; username: string },
-  run: string,
-  database: string,
-  into?: string,
-): Promise<{ message: string }> {
-  const owned = async (name: string) =>
-    (await db.select({ id: customerDatabases.id }).from(customerDatabases).where(and(eq(customerDatabases.accountId, account.id), eq(customerDatabases.databaseName, name))))[0];
-  const snapshot = await snapshotOf(account.id, run, `db:${database}`);
-  if (!snapshot) throw validationError("database", "is not in this backup");
-  const target = into === undefined ? database : prefixedName(account, into, "into", MAX_DATABASE_NAME);
-  const exists = Boolean(await owned(target));
-  if (!exists && into === undefined) throw validationError("database", "is no longer a database of this account: name the database to make for it (into)");
-  const made = exists ? null : await createDatabase(db, account, { database_name: target });
-  try {
-    await loadDump(snapshot, database, target);
-  } catch (error) {
-    if (made) await deleteDatabase(db, account.id, made.id).catch(() => undefined);
-    throw error;
-  }
-  return { message: `Database ${database} restored${target === database ? "" : ` into ${target}`} from the backup of ${snapshot.time}` };
-}
-
-/**
- * mariadb-dump's lines that name the dumped database itself (`CREATE DATABASE`, `USE`, `ALTER
- * DATABASE`): dropped, so the dump loads into whichever database the load names. Other lines
- * never start so: a row's newlines are escaped in its INSERT.
- */
-const DATABASE_STATEMENT = /^(\/\*!\d+\s+)?(CREATE DATABASE|USE|ALTER DATABASE)\b/i;
-
-function withoutDatabaseStatements(): Transform {
-  let rest = "";
-  const kept = (lines: string[]) => lines.filter((line) => !DATABASE_STATEMENT.test(line)).map((line) => `${line}\n`).join("");
-  return new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      const lines = (rest + chunk.toString("utf8")).split("\n");
-      rest = lines.pop()!;
-      done(null, kept(lines));
-    },
-    flush(done) {
-      done(null, rest && !DATABASE_STATEMENT.test(rest) ? rest : "");
-    },
-  });
-}
-
-/** The dump of `database` in `snapshot` streamed from restic into MariaDB's `into` (its tables replaced). */
-export async function loadDump(snapshot: ResticSnapshot, database: string, into: string = database): Promise<void> {
-  const connection = await mariadbClientOptions();
-  if (!connection) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
-  const { stdout, done } = await resticStream(["dump", "--no-lock", snapshot.id, `/${database}.sql`]);
-  const load = startChild("mariadb", [connection, into], { env: toolEnv(), stdio: ["pipe", "ignore", "pipe"] });
-  const loaded = childExit(load).then(
-    (exit) => {
-      if (exit.code !== 0) throw new AppError("VALIDATION", `The dump of ${database} did not load: ${exitReason(exit)}`);
-    },
-    (error: Error) => {
-      throw new AppError("VALIDATION", `mariadb could not run: ${error.message}`);
-    },
-  );
-  load.stdin!.on("error", () => undefined); // mariadb gone: its exit says why
-  stdout.pipe(withoutDatabaseStatements()).pipe(load.stdin!);
-  await Promise.all([done, loaded]);
 }
 
 /**
@@ -449,36 +324,6 @@ export async function requestBackup(db: Database, manager: AccountManager, accou
     );
   });
   return { message: `A backup of ${username} has started; GET /api/admin/backups shows its outcome` };
-}
-
-/**
- * A restore from one run: `database` (into itself, or `into` another name), `path` (into its
- * place, or `to` another), or neither:
- * public_html and every database of the run (the home's other directories are the panel's own,
- * made again by it).
- */
-export async function restoreFromRun(
-  db: Database,
-  account: { id: number; username: string },
-  input: { snapshot: string; database?: string; into?: string; path?: string; to?: string },
-): Promise<{ message: string }> {
-  if (input.database) return restoreDatabase(db, account, input.snapshot, input.database, input.into);
-  if (input.path) return restorePath(account, input.snapshot, input.path, input.to);
-  const run = (await listRuns(account.id)).find((candidate) => candidate.id === input.snapshot);
-  if (!run) throw validationError("snapshot", "names no backup of this account");
-  await restorePath(account, run.id, "public_html");
-  for (const database of run.databases) await restoreDatabase(db, account, run.id, database);
-  return { message: `public_html and ${run.databases.length} database(s) restored from the backup of ${run.time}` };
-}
-
-export async function restoreManagedAccount(
-  db: Database,
-  manager: AccountManager,
-  accountId: number,
-  input: { snapshot: string; database?: string; into?: string; path?: string; to?: string },
-) {
-  const account = await getAccount(db, accountId, manager);
-  return restoreFromRun(db, account, input);
 }
 
 /**

@@ -13,7 +13,8 @@ import { suspendAccount, terminateAccount, unsuspendAccount } from "@/lib/accoun
 import { ADMIN } from "@/lib/accounts/manager";
 import { listUsernameRuns, restoreTerminatedAccount } from "@/lib/backups/restore-account";
 import { restoreAccountBodySchema, restoreBodySchema } from "@/lib/backups/schemas";
-import { backupAccount, backupAllAccounts, listAccountRuns, restoreManagedAccount, withBackupLease } from "@/lib/backups/service";
+import { restoreManagedAccount } from "@/lib/backups/restores";
+import { backupAccount, backupAllAccounts, listAccountRuns, withBackupLease } from "@/lib/backups/service";
 import { createAccount, findAccountIdByUsername, listManagedAccounts } from "@/lib/accounts/service";
 import { createAdminUser, findAdminByEmail, listAdminUsers, setAdminEnabled, setAdminPassword } from "@/lib/admins/service";
 import { resetTwoFactor } from "@/lib/admins/two-factor";

@@ -1,9 +1,13 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs/promises";
 import path from "node:path";
+import type { Readable, Writable } from "node:stream";
 import mysql from "mysql2/promise";
 import { PRIVILEGES } from "@/lib/databases/schemas";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { readIfExists, writeAtomically } from "./system";
+import { stopOnAbort } from "./stop-on-abort";
+import { childExit, exitReason, readIfExists, startChild, toolEnv, writeAtomically } from "./system";
 
 // Customer databases on a real MariaDB/MySQL server (MYSQL_PROVISION_URL). The only code that
 // runs CREATE/DROP DATABASE, CREATE/DROP USER, GRANT and REVOKE. Identifiers are validated and
@@ -20,6 +24,19 @@ function optionValue(name: string, value: string): string {
   return `"${value.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
 }
 
+/** A [client] option file: MYSQL_PROVISION_URL's server, as `user` with `password`. */
+function optionFile(what: string, server: URL, user: string, password: string): string {
+  return [
+    `# Written by the hosting panel from MYSQL_PROVISION_URL: ${what}.`,
+    "[client]",
+    `host=${optionValue("host", server.hostname)}`,
+    `port=${optionValue("port", server.port || "3306")}`,
+    `user=${optionValue("user", user)}`,
+    `password=${optionValue("password", password)}`,
+    "",
+  ].join("\n");
+}
+
 /**
  * The MariaDB command-line clients' connection to MYSQL_PROVISION_URL (mariadb-dump, mariadb):
  * their first argument, `--defaults-extra-file=` an option file of the panel's (DATA_DIR, 0600)
@@ -30,15 +47,7 @@ export async function mariadbClientOptions(): Promise<string | null> {
   const url = env().mysqlProvisionUrl;
   if (!url) return null;
   const parsed = new URL(url);
-  const contents = [
-    "# Written by the hosting panel from MYSQL_PROVISION_URL: the MariaDB clients' connection.",
-    "[client]",
-    `host=${optionValue("host", parsed.hostname)}`,
-    `port=${optionValue("port", parsed.port || "3306")}`,
-    `user=${optionValue("user", decodeURIComponent(parsed.username))}`,
-    `password=${optionValue("password", decodeURIComponent(parsed.password))}`,
-    "",
-  ].join("\n");
+  const contents = optionFile("the MariaDB clients' connection", parsed, decodeURIComponent(parsed.username), decodeURIComponent(parsed.password));
   const file = path.join(env().dataDir, "mariadb-client.cnf");
   if ((await readIfExists(file)) !== contents) await writeAtomically(file, contents, 0o600);
   return `--defaults-extra-file=${file}`;
@@ -81,6 +90,13 @@ function serverError(operation: string, error: unknown): AppError {
   return new AppError("VALIDATION", `Could not ${operation}: ${sqlMessage ?? "the database server refused"}`);
 }
 
+/** A routine, view, trigger or event of a database, with its definer. */
+export interface DatabaseObject {
+  type: "PROCEDURE" | "FUNCTION" | "VIEW" | "TRIGGER" | "EVENT";
+  name: string;
+  definer: string;
+}
+
 export interface MysqlProvisioner {
   createDatabase(name: string): Promise<void>;
   dropDatabase(name: string): Promise<void>;
@@ -98,6 +114,8 @@ export interface MysqlProvisioner {
   revoke(username: string, database: string): Promise<void>;
   /** Sizes in MB of the named databases (absent ones are left out). */
   databaseSizesMb(names: string[]): Promise<Map<string, number>>;
+  /** The database's routines, views, triggers and events, each with its definer (`user@host`). */
+  databaseObjects(database: string): Promise<DatabaseObject[]>;
   close(): Promise<void>;
 }
 
@@ -168,6 +186,21 @@ export function createMysqlProvisioner(url: string, userHost: string): MysqlProv
         throw serverError("read database sizes", error);
       }
     },
+    async databaseObjects(database) {
+      identifier(database);
+      try {
+        const [rows] = await pool.query(
+          `SELECT ROUTINE_TYPE AS type, ROUTINE_NAME AS name, DEFINER AS definer FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?
+           UNION ALL SELECT 'VIEW', TABLE_NAME, DEFINER FROM information_schema.VIEWS WHERE TABLE_SCHEMA = ?
+           UNION ALL SELECT 'TRIGGER', TRIGGER_NAME, DEFINER FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?
+           UNION ALL SELECT 'EVENT', EVENT_NAME, DEFINER FROM information_schema.EVENTS WHERE EVENT_SCHEMA = ?`,
+          [database, database, database, database],
+        );
+        return rows as DatabaseObject[];
+      } catch (error) {
+        throw serverError(`list the routines, views, triggers and events of ${database}`, error);
+      }
+    },
     close: () => pool.end(),
   };
 }
@@ -179,4 +212,119 @@ export function mysqlProvisioner(): MysqlProvisioner | null {
   if (globalForMysql.__panelMysql !== undefined) return globalForMysql.__panelMysql;
   const { mysqlProvisionUrl, mysqlUserHost } = env();
   return (globalForMysql.__panelMysql = mysqlProvisionUrl ? createMysqlProvisioner(mysqlProvisionUrl, mysqlUserHost) : null);
+}
+
+// ---- Dumps and their loads (README "Backups"; issue 29) ----
+//
+// A dump is mariadb-dump of one database WITHOUT --databases, so it holds no CREATE DATABASE or
+// USE line: it loads into whichever database the load names. Its text is never read or changed
+// by the panel (a filter cannot know what the dump quotes). A load runs the `mariadb` client
+// with --binary-mode (no client commands: no \g, \!, source, tee) and --local-infile=0, as a
+// MariaDB user made for that load alone with ALL PRIVILEGES on the target database and nothing
+// else (no SET USER, no SUPER, no GRANT OPTION), dropped afterwards whatever happened. Whatever
+// the client makes of the text, the server lets it touch that database only: a routine, view,
+// trigger or event whose DEFINER is anyone but the loader, or one reading another database, is
+// refused by the server (the statements are counted, the load goes on: --force). Dumps made
+// before (with --databases) load the same way: their CREATE DATABASE and USE of their own name
+// are refused when they load into another name, and everything after lands in the target.
+
+/** How long one dump or load may take. */
+const DUMP_TIMEOUT_MS = 6 * 60 * 60_000;
+
+/** mariadb-dump of `database` (one consistent transaction, routines, triggers, events), its output a stream. */
+export async function startDatabaseDump(database: string): Promise<{ stdout: Readable; done: Promise<void> }> {
+  const connection = await mariadbClientOptions();
+  if (!connection) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
+  identifier(database);
+  const dump = startChild("mariadb-dump", [connection, "--single-transaction", "--routines", "--triggers", "--events", database], {
+    env: toolEnv(),
+    timeoutMs: DUMP_TIMEOUT_MS,
+  });
+  const done = childExit(dump).then(
+    (exit) => {
+      if (exit.code === 0) return;
+      console.error(`[backups] mariadb-dump of ${database} failed: ${exitReason(exit)}`);
+      throw new AppError("VALIDATION", `mariadb-dump of ${database} failed (the panel's log says why)`);
+    },
+    (error: Error) => {
+      console.error(`[backups] mariadb-dump could not run: ${error.message}`);
+      throw new AppError("VALIDATION", "mariadb-dump could not run (Debian package mariadb-client)");
+    },
+  );
+  return { stdout: dump.stdout!, done };
+}
+
+/**
+ * Server errors a load counts as refusals and goes on after: access denied to another database
+ * (1044), table or column (1142, 1143) or routine (1370), and 1227, the DEFINER of an object
+ * that is not the loader (it would need SET USER). Any other error fails the load.
+ */
+const REFUSALS = new Set([1044, 1142, 1143, 1227, 1370]);
+
+/** What a load did: the statements the server refused (their objects are not there). */
+export interface DumpLoad {
+  refused: number;
+}
+
+/**
+ * Loads `dump` into `database` as a MariaDB user made for this load (see above); stopped when
+ * `signal` aborts. Fails on any error but a refusal (the client's words to the log, a short
+ * message to the caller); the loader is dropped in every case.
+ */
+export async function loadDatabaseDump(database: string, dump: Readable, signal?: AbortSignal): Promise<DumpLoad> {
+  const server = mysqlProvisioner();
+  const url = env().mysqlProvisionUrl;
+  if (!server || !url) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
+  identifier(database);
+  const loader = `panel_load_${randomBytes(8).toString("hex")}`;
+  const password = randomBytes(24).toString("base64url");
+  const parsed = new URL(url);
+  const optionsPath = path.join(env().dataDir, `mariadb-${loader}.cnf`);
+  await server.createUser(loader, password, { locked: false });
+  try {
+    await server.grant(loader, database, ["ALL PRIVILEGES"]);
+    // O_EXCL and 0600: a new file only the panel reads, removed with the loader.
+    await fs.writeFile(optionsPath, optionFile(`a dump's loader for ${database}`, parsed, loader, password), { flag: "wx", mode: 0o600 });
+    return await runLoad(optionsPath, database, dump, signal);
+  } finally {
+    await fs.rm(optionsPath, { force: true });
+    await server.dropUser(loader).catch((error: Error) => console.error(`[backups] could not drop the loader ${loader}: ${error.message}`));
+  }
+}
+
+async function runLoad(optionsPath: string, database: string, dump: Readable, signal?: AbortSignal): Promise<DumpLoad> {
+  // --defaults-file first: this file only, none of the machine's option files (a [client] group there could turn local-infile on).
+  const load = startChild("mariadb", [`--defaults-file=${optionsPath}`, "--binary-mode", "--force", "--local-infile=0", database], {
+    env: toolEnv(),
+    stdio: ["pipe", "ignore", "pipe"],
+    timeoutMs: DUMP_TIMEOUT_MS,
+  });
+  stopOnAbort(load, signal);
+  // With --force the client reports each error on a line of its own, and echoes the statement
+  // (the dump's text: never kept); only the error lines are read.
+  const errors: { code: number | null; line: string }[] = [];
+  let partial = "";
+  load.stderr!.on("data", (chunk: Buffer) => {
+    const lines = (partial + chunk.toString("utf8")).split("\n");
+    partial = lines.pop()!;
+    for (const line of lines) {
+      const error = /^ERROR (?:(\d+) \(\w+\) )?at line \d+/.exec(line);
+      if (error) errors.push({ code: error[1] ? Number(error[1]) : null, line: line.slice(0, 300) });
+    }
+  });
+  const exited = childExit(load, 500);
+  (load.stdin as Writable).on("error", () => undefined); // the client gone: its exit says why
+  dump.pipe(load.stdin!);
+  const exit = await exited.catch((error: Error) => {
+    console.error(`[backups] mariadb could not run: ${error.message}`);
+    throw new AppError("VALIDATION", "mariadb could not run (Debian package mariadb-client)");
+  });
+  const failures = errors.filter((error) => error.code === null || !REFUSALS.has(error.code));
+  if (exit.code !== 0 || failures.length) {
+    console.error(`[backups] the load into ${database} failed (${exit.signal ?? `exit ${exit.code}`}): ${failures.slice(0, 5).map((error) => error.line).join(" | ")}`);
+    throw new AppError("VALIDATION", `The dump did not load into ${database} (the panel's log says why)`);
+  }
+  const refused = errors.length;
+  if (refused) console.error(`[backups] the load into ${database}: ${refused} statement(s) refused: ${errors.slice(0, 5).map((error) => error.line).join(" | ")}`);
+  return { refused };
 }

@@ -2,15 +2,18 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { stopOnAbort } from "./stop-on-abort";
 import { type ChildEnv, childExit, exitReason, startChild, toolEnv } from "./system";
 
 // restic (Debian `restic`), run without a shell: the repository is BACKUP_REPOSITORY, its
 // password only ever in BACKUP_PASSWORD_FILE (made once, 0600) and handed to restic as
-// RESTIC_PASSWORD_FILE, never on a command line or in a log. Every failure is an AppError with
-// restic's own last lines, which the backup status shows.
+// RESTIC_PASSWORD_FILE, never on a command line or in a log. A failure is a ResticError: a short
+// reason in the panel's own words (what the backup status and the API show), restic's own
+// words, which name server paths and the repository's address, only in the panel's log.
 
 /** A backup or restore may take hours; a list of snapshots does not (a page waits for it). */
 const TIMEOUT_MS = 6 * 60 * 60_000;
@@ -36,7 +39,41 @@ function resticEnv(passwordFile: string): ChildEnv {
   });
 }
 
-const failure = (args: string[], why: string) => new AppError("VALIDATION", `restic ${args[0]} failed: ${why.trim().split("\n").slice(-4).join(" ")}`);
+/** What restic says, as the panel names it; anything else is "see the log". */
+const REASONS: [RegExp, string][] = [
+  [/wrong password or no key found/i, "wrong password or no key found (BACKUP_PASSWORD_FILE)"],
+  [/connection refused/i, "connection refused by the repository's server"],
+  [/no such host|server misbehaving|name resolution/i, "the repository's host name does not resolve"],
+  [/i\/o timeout|timed out|deadline exceeded/i, "the repository's server did not answer in time"],
+  [/unable to start the sftp session/i, "unable to start the sftp session"],
+  [/no space left on device/i, "no space left on device"],
+  [/disk quota exceeded/i, "disk quota exceeded"],
+  [/permission denied/i, "permission denied"],
+  [/repository is already locked|unable to create lock/i, "the repository is locked by another restic"],
+  [/unable to open config file/i, "no repository at BACKUP_REPOSITORY"],
+];
+
+/**
+ * A restic command that failed: `message` the short reason (status, answers), `detail` restic's
+ * own last lines (the log, and isMissingRepository), never shown to a client.
+ */
+export class ResticError extends AppError {
+  constructor(
+    readonly command: string,
+    readonly detail: string,
+  ) {
+    const reason = REASONS.find(([pattern]) => pattern.test(detail))?.[1] ?? "see the panel's log";
+    super("VALIDATION", `restic ${command} failed: ${reason}`);
+    this.name = "ResticError";
+  }
+}
+
+/** The failure of `restic args…`, logged with restic's words unless it is the expected "no repository yet". */
+function failure(args: string[], why: string): ResticError {
+  const error = new ResticError(args[0], why.trim().split("\n").slice(-4).join(" "));
+  if (!isMissingRepository(error)) console.error(`[backups] restic ${args[0]} failed: ${error.detail}`);
+  return error;
+}
 
 /**
  * Runs restic with `args`; `input`: a stream for its standard input (a database dump), piped,
@@ -67,10 +104,14 @@ export async function restic(args: string[], input?: Readable, timeoutMs = TIMEO
   });
 }
 
-/** restic's standard output as a stream (restic dump), for a restore that pipes it on. */
-export async function resticStream(args: string[]): Promise<{ stdout: Readable; done: Promise<void> }> {
+/**
+ * restic's standard output as a stream (restic dump, ls), for a restore that pipes it on; it is
+ * stopped (SIGTERM) when `signal` aborts.
+ */
+export async function resticStream(args: string[], signal?: AbortSignal): Promise<{ stdout: Readable; done: Promise<void> }> {
   const passwordFile = await ensurePasswordFile();
   const child = startChild(env().backup.restic, args, { env: resticEnv(passwordFile), stdio: ["ignore", "pipe", "pipe"], timeoutMs: TIMEOUT_MS });
+  stopOnAbort(child, signal);
   const done = childExit(child, 4000).then(
     (exit) => {
       if (exit.code !== 0) throw failure(args, exitReason(exit));
@@ -88,8 +129,8 @@ export async function resticStream(args: string[]): Promise<{ stdout: Readable; 
  * refused", "no such host") or a wrong password is not that: it is the error to show.
  */
 export function isMissingRepository(error: unknown): boolean {
-  const message = (error as Error).message ?? "";
-  return /unable to open config file/i.test(message) && /no such file or directory|does not exist/i.test(message);
+  if (!(error instanceof ResticError)) return false;
+  return /unable to open config file/i.test(error.detail) && /no such file or directory|does not exist/i.test(error.detail);
 }
 
 /** Makes the repository when it has none (a local path or any restic repository string). */
@@ -110,8 +151,55 @@ export interface ResticSnapshot {
   tags?: string[];
 }
 
-// Reads (snapshots, stats, dump, restore) pass --no-lock: a list or a restore must not fail
-// with "repository is already locked" while the nightly job prunes.
+// Reads (snapshots, stats, ls, dump) pass --no-lock: a list or a restore must not fail with
+// "repository is already locked" while the nightly job prunes.
 export async function snapshotsTagged(tag: string): Promise<ResticSnapshot[]> {
   return JSON.parse(await restic(["snapshots", "--no-lock", "--json", "--tag", tag], undefined, LIST_TIMEOUT_MS)) as ResticSnapshot[];
+}
+
+/** One entry of a snapshot's tree as `restic ls --json` gives it. */
+interface ResticNode {
+  struct_type: string;
+  type?: string;
+  path?: string;
+  size?: number;
+  /** Go's os.FileMode: the permission bits in the low 9, type bits above. */
+  mode?: number;
+  mtime?: string;
+}
+
+/** What a snapshot holds at one path: a file or a folder, its permission bits and modification time, and the bytes of the files it is or holds. */
+export interface SnapshotEntry {
+  kind: "file" | "folder" | "other";
+  mode: number;
+  mtime: string;
+  bytes: number;
+}
+
+/**
+ * The entry at `target` (an absolute path inside the snapshot) and everything below it, read from
+ * `restic ls --recursive` line by line (a large tree is never one string); null when the
+ * snapshot does not hold it.
+ */
+export async function snapshotEntry(snapshotId: string, target: string, signal?: AbortSignal): Promise<SnapshotEntry | null> {
+  const { stdout, done } = await resticStream(["ls", "--no-lock", "--json", "--recursive", snapshotId, target], signal);
+  let entry: SnapshotEntry | null = null;
+  let bytes = 0;
+  for await (const line of createInterface({ input: stdout, crlfDelay: Infinity })) {
+    if (!line.trim()) continue;
+    const node = JSON.parse(line) as ResticNode;
+    if (node.struct_type !== "node" || !node.path) continue;
+    if (node.path === target) {
+      entry = {
+        kind: node.type === "file" ? "file" : node.type === "dir" ? "folder" : "other",
+        mode: (node.mode ?? 0o600) & 0o777,
+        mtime: node.mtime ?? "",
+        bytes: 0,
+      };
+    }
+    // restic's filter is a prefix of the path: only what lies at or below the target counts.
+    if ((node.path === target || node.path.startsWith(`${target}/`)) && node.type === "file") bytes += node.size ?? 0;
+  }
+  await done;
+  return entry && { ...entry, bytes };
 }

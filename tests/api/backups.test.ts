@@ -6,6 +6,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import mysql from "mysql2/promise";
 import type { Database } from "@/db/client";
+import { asUser, backupPanelEnv } from "../support/backups";
 import { testBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
@@ -377,6 +378,76 @@ for (const backend of testBackends()) {
       const again = await admin().post("/api/admin/backups/restore-account", { username: carol.username });
       assert.equal(again.status, 422, "an existing account is restored in place, not made twice");
       assert.ok(again.body.errors?.username);
+    });
+  });
+}
+
+// A run is a restore point only once complete (its records, written last, are there), and the
+// status says a run succeeded as soon as it is listed — before retention, which may still fail.
+// What the status and the answers say is the panel's own short reason, never restic's words
+// (which name server paths). restic is wrapped so that retention fails with such words.
+for (const backend of testBackends()) {
+  describe(`restore points only once complete; the status in the panel's words (${backend})`, () => {
+    let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
+    const dir = path.join(root, `runs-${backend}`);
+    const wrapper = path.join(dir, "restic-forget-fails");
+    const dave = { username: `bd${randomBytes(3).toString("hex")}`, id: 0 };
+    const admin = () => apiClient(env.server.baseUrl, env.seed.adminKey);
+    const restic = (args: string[]) =>
+      execFileSync("restic", args, {
+        env: { ...process.env, RESTIC_REPOSITORY: path.join(dir, `repository-${backend}`), RESTIC_PASSWORD_FILE: path.join(dir, `backup-password-${backend}`), RESTIC_CACHE_DIR: path.join(dir, "cache") },
+      }).toString();
+
+    before(async () => {
+      fs.mkdirSync(dir, { mode: 0o755 });
+      fs.writeFileSync(
+        wrapper,
+        '#!/bin/sh\nif [ "$1" = forget ] && [ "$2" = --prune ]; then echo "Fatal: unable to remove /var/lib/panel-secret-path/locks/1: permission denied" >&2; exit 1; fi\nexec restic "$@"\n',
+        { mode: 0o755 },
+      );
+      createdUsers.push(dave.username);
+      env = await createEnvironment(backend, seed, { ...backupPanelEnv(dir, backend), RESTIC_BINARY: wrapper });
+      const created = await admin().post("/api/admin/accounts", { username: dave.username, domain: `${dave.username}.example` });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      dave.id = created.body.id;
+      asUser(dave.username, "sh", ["-c", "echo kept > public_html/page.html"], { cwd: path.join(dir, "home", dave.username) });
+    });
+    after(async () => {
+      await admin().delete(`/api/admin/accounts/${dave.id}`).catch(() => undefined);
+      await env?.teardown();
+    });
+
+    test("retention failing after a complete run: the run is listed and restorable, the status shows its success and the failure in the panel's words", async () => {
+      const since = Date.now() - 1000;
+      assert.equal((await admin().post(`/api/admin/accounts/${dave.id}/backups`)).status, 202);
+      let status: { last_success_at: string | null; last_failure_at: string | null; last_error: string | null; snapshots: number } | undefined;
+      for (let waited = 0; !(status?.last_failure_at && Date.parse(status.last_failure_at) >= since); waited += 250) {
+        assert.ok(waited < 60_000, "the run did not end within 60 s");
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        status = (await admin().get("/api/admin/backups")).body.accounts.find((a: { account_id: number }) => a.account_id === dave.id);
+      }
+      assert.ok(status!.last_success_at && Date.parse(status!.last_success_at) >= since, `a listed run is not "never backed up": ${JSON.stringify(status)}`);
+      assert.equal(status!.snapshots, 1);
+      assert.equal(status!.last_error, "restic forget failed: permission denied");
+      const runs = (await admin().get(`/api/admin/accounts/${dave.id}/backups`)).body.snapshots;
+      assert.equal(runs.length, 1);
+      fs.rmSync(path.join(dir, "home", dave.username, "public_html", "page.html"));
+      const restored = await admin().post(`/api/admin/accounts/${dave.id}/restore`, { snapshot: runs[0].id, path: "public_html/page.html" });
+      assert.equal(restored.status, 200, JSON.stringify(restored.body));
+      assert.equal(fs.readFileSync(path.join(dir, "home", dave.username, "public_html", "page.html"), "utf8"), "kept\n");
+    });
+
+    test("a run cut short (its home saved, no records yet) is neither listed nor restorable", async () => {
+      const [complete] = (await admin().get(`/api/admin/accounts/${dave.id}/backups`)).body.snapshots;
+      const partial = "20990101-000000000";
+      restic(["backup", "--tag", `account-id:${dave.id}`, "--tag", `account:${dave.username}`, "--tag", `run:${partial}`, "--tag", "part:home", path.join(dir, "home", dave.username)]);
+      const listed = (await admin().get(`/api/admin/accounts/${dave.id}/backups`)).body.snapshots.map((run: { id: string }) => run.id);
+      assert.deepEqual(listed, [complete.id]);
+      for (const body of [{ snapshot: partial }, { snapshot: partial, path: "public_html/page.html" }]) {
+        const refused = await admin().post(`/api/admin/accounts/${dave.id}/restore`, body);
+        assert.equal(refused.status, 422, JSON.stringify(refused.body));
+        assert.ok(refused.body.errors?.snapshot, JSON.stringify(refused.body));
+      }
     });
   });
 }

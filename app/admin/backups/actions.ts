@@ -7,7 +7,8 @@ import { checkUsernameConfirmation } from "@/lib/admin-session/confirm";
 import { runAdminFormAction } from "@/lib/admin-session/form-action";
 import { listUsernameRuns, restoreTerminatedAccount } from "@/lib/backups/restore-account";
 import { restoreAccountBodySchema, restoreBodySchema, usernameParams } from "@/lib/backups/schemas";
-import { requestBackup, restoreManagedAccount } from "@/lib/backups/service";
+import { restoreManagedAccount, restoreSignal } from "@/lib/backups/restores";
+import { requestBackup } from "@/lib/backups/service";
 import { idField } from "@/lib/http/operation";
 
 // Server actions of the backup panels (an account's page and /admin/backups): the services of
@@ -27,7 +28,7 @@ export async function restoreFromRunAction(accountId: number, input: z.input<typ
     async (db) => {
       const body = restoreBodySchema.parse(input);
       checkUsernameConfirmation(confirmation, (await getAccount(db, account)).username);
-      return restoreManagedAccount(db, ADMIN, account, body);
+      return restoreManagedAccount(db, ADMIN, account, body, restoreSignal());
     },
     (result) => result.message,
   );
@@ -49,7 +50,7 @@ export async function restoreTerminatedAccountAction(input: { username: string; 
     async (db, actor) => {
       const body = restoreAccountBodySchema.parse(input);
       checkUsernameConfirmation(confirmation, body.username);
-      return restoreTerminatedAccount(db, actor, body);
+      return restoreTerminatedAccount(db, actor, body, restoreSignal());
     },
     (account) => ({ id: account.id, username: account.username, message: account.message }),
   );
