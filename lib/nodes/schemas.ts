@@ -26,16 +26,20 @@ export const createNodeSchema = z.strictObject({
   ssh_host: hostField.nullable().optional(),
 });
 
+const nodeFields = {
+  name: nameField,
+  ipv4: ipv4Field,
+  ssh_host: hostField.nullable(),
+  state: z.enum(["active", "draining"], "must be active or draining"),
+};
+
 /** PUT /api/admin/nodes/{id}: any of these; `state` only between active and draining. */
-export const updateNodeSchema = onlyFields(
-  {
-    name: nameField,
-    ipv4: ipv4Field,
-    ssh_host: hostField.nullable(),
-    state: z.enum(["active", "draining"], "must be active or draining"),
-  },
-  (field) => `${field} is not a field of a node`,
-);
+export const updateNodeSchema = onlyFields(nodeFields, (field) => `${field} is not a field of a node`);
+
+/** The node's Edit page: every field at once. */
+export const nodeFormSchema = z.object(nodeFields);
+export type NodeFormInput = z.input<typeof nodeFormSchema>;
+export type CreateNodeInput = z.input<typeof createNodeSchema>;
 
 /** `panel node join`: the one-time token, the node's public key, what its agent speaks. */
 export const joinNodeSchema = z.strictObject({

@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from "node:crypto";
-import { and, asc, count, eq, isNotNull } from "drizzle-orm";
+import { and, asc, count, eq, ilike, isNotNull, or } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { hostingAccounts, nodes } from "@/db/schema";
 import { HEARTBEAT_S, type Heartbeat, type Hello, MISSED_HEARTBEATS, nodePermissions, PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { env } from "@/lib/env";
 import { AppError, notFound, validationError } from "@/lib/errors";
+import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
 import { applyNatsAuthorization, type NatsUser } from "@/lib/provisioning/nats";
 import { ensureNodeConsumer, panelBus, panelPublicKey, removeNodeConsumer } from "./bus";
 import { LOCAL_NODE, type createNodeSchema, type joinNodeSchema, type NODE_STATES, type updateNodeSchema } from "./schemas";
@@ -55,6 +56,21 @@ function toNode(row: NodeRow, accounts: number) {
 async function accountCounts(db: Queryable): Promise<Map<number, number>> {
   const rows = await db.select({ nodeId: hostingAccounts.nodeId, accounts: count() }).from(hostingAccounts).groupBy(hostingAccounts.nodeId);
   return new Map(rows.map((row) => [row.nodeId, row.accounts]));
+}
+
+export type NodeRecord = ReturnType<typeof toNode>;
+
+/** The admin's list: searched by name or address, paged (the account counts beside). */
+export async function listNodesPage(db: Queryable, query: ListQuery): Promise<ListPage<NodeRecord>> {
+  const { search, ...window } = listQuerySchema.parse(query);
+  const pattern = containsPattern(search);
+  const where = search ? or(ilike(nodes.name, pattern), ilike(nodes.ipv4, pattern)) : undefined;
+  const [rows, [{ total }], counts] = await Promise.all([
+    paged(db.select().from(nodes).where(where).orderBy(asc(nodes.id)).$dynamic(), window),
+    db.select({ total: count() }).from(nodes).where(where),
+    accountCounts(db),
+  ]);
+  return { rows: rows.map((row) => toNode(row, counts.get(row.id) ?? 0)), total };
 }
 
 export async function listNodes(db: Queryable) {
