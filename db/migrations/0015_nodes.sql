@@ -6,6 +6,8 @@ CREATE TABLE "node_jobs" (
 	"account_id" integer,
 	"job_id" text NOT NULL,
 	"kind" text NOT NULL,
+	"payload" jsonb NOT NULL,
+	"published_at" timestamp with time zone,
 	"state" "node_job_state" DEFAULT 'pending' NOT NULL,
 	"error" text,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,

@@ -54,6 +54,9 @@ export const nodeJobs = pgTable(
     // The job's id on the wire (its result names it).
     jobId: text("job_id").notNull().unique(),
     kind: text("kind").notNull(),
+    // The job itself: the row is the outbox it is published from once its transaction committed.
+    payload: jsonb("payload").notNull(),
+    publishedAt: timestamp("published_at", { withTimezone: true }),
     state: nodeJobState("state").notNull().default("pending"),
     error: text("error"),
     createdAt: createdAt(),

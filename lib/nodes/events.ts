@@ -1,9 +1,10 @@
 import { and, eq, isNotNull } from "drizzle-orm";
 import type { Database } from "@/db/client";
 import { nodes } from "@/db/schema";
-import type { Heartbeat, Hello } from "@/lib/agent/protocol";
+import type { Heartbeat, Hello, JobResult } from "@/lib/agent/protocol";
 import { env } from "@/lib/env";
 import { ensureNodeConsumer, panelBus, subscribeNodeEvents } from "./bus";
+import { publishQueuedJobs, recordJobResult } from "./dispatch";
 import { applyNodeAuthorization, recordHeartbeat } from "./service";
 
 // What the panel does with its nodes at start (server.ts) when NATS_URL is set: the NATS
@@ -21,6 +22,12 @@ export async function startNodeEvents(db: Database): Promise<void> {
     // A subject of a node that is not (or no longer) enrolled: nothing it says counts.
     const [known] = await db.select({ id: nodes.id }).from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
     if (!known) return;
-    if (kind === "heartbeat" || kind === "hello") await recordHeartbeat(db, node, body as Hello | Heartbeat);
+    if (kind === "heartbeat") await recordHeartbeat(db, node, body as Heartbeat);
+    if (kind === "hello") {
+      await recordHeartbeat(db, node, body as Hello);
+      // Queued work that could not be published while the node was away (or the panel down).
+      await publishQueuedJobs(db, known.id);
+    }
+    if (kind === "result") await recordJobResult(db, known.id, body as JobResult);
   });
 }
