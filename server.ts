@@ -15,6 +15,8 @@ import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from 
 import { matchApiRoute } from "@/lib/http/registry";
 import { registerInstalledPhpVersions } from "@/lib/php/service";
 import { syncSshServer } from "@/lib/ssh/service";
+import { startNodeEvents } from "@/lib/nodes/events";
+import { closePanelBus } from "@/lib/nodes/bus";
 import { securityHeaders } from "@/lib/http/security-headers";
 import { buildAddressMatcher } from "@/lib/net/address";
 
@@ -50,6 +52,7 @@ export async function startServer(): Promise<http.Server> {
   // Quotas turned on since the last start (or plans changed meanwhile): every account's disk_mb.
   await applyDiskQuotas(db.db);
   await syncSshServer(db.db);
+  await startNodeEvents(db.db);
 
   const app = next({ dev: false, dir: process.cwd() });
   await app.prepare();
@@ -111,7 +114,9 @@ export async function startServer(): Promise<http.Server> {
 
   const shutdown = () => {
     server.close();
-    void db.close().finally(() => process.exit(0));
+    void closePanelBus()
+      .then(() => db.close())
+      .finally(() => process.exit(0));
   };
   process.once("SIGTERM", shutdown);
   process.once("SIGINT", shutdown);

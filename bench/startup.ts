@@ -7,6 +7,7 @@ import { createZone, nextSerial } from "@/lib/dns/zone";
 import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
 import { syncAllSites } from "@/lib/hosting/service";
 import { verdict, withBenchDatabase } from "./support";
+import { localNodeId } from "@/lib/nodes/service";
 
 // (h) Start-up at scale: 10,000 domains (1,000 accounts × 10) on PostgreSQL, the work server.ts
 // does before it listens — every zone file and every nginx server block from the database, the
@@ -85,9 +86,10 @@ async function main() {
   try {
     await withBenchDatabase("postgres", async ({ db }) => {
       const [plan] = await db.select({ id: plans.id }).from(plans);
+      const nodeId = await localNodeId(db);
       const accounts = await db
         .insert(hostingAccounts)
-        .values(Array.from({ length: ACCOUNTS }, (_, i) => ({ username: `bench${i}`, domain: `bench${i}.example`, planId: plan.id })))
+        .values(Array.from({ length: ACCOUNTS }, (_, i) => ({ username: `bench${i}`, domain: `bench${i}.example`, planId: plan.id, nodeId })))
         .returning({ id: hostingAccounts.id, username: hostingAccounts.username });
       await db.transaction(async (tx) => {
         for (const account of accounts) {

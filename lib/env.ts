@@ -105,6 +105,14 @@ const envSchema = z.object({
   ACME_EMAIL: optionalString.refine((email) => email === null || /^[^\s@]+@[^\s@]+$/.test(email), "must be an email address"),
   ACME_CA_BUNDLE: optionalString.refine((file) => file === null || fs.existsSync(file), "must be a readable PEM file"),
   ACME_RENEW_BEFORE_DAYS: positiveInt(30),
+  // Many servers (README "Nodes"): NATS with JetStream carries each node's jobs. Unset: the panel
+  // is its own single node, `local`.
+  NATS_URL: optionalString.refine((url) => url === null || /^(nats|tls):\/\/[^\s]+$/.test(url), "must be a nats:// or tls:// URL"),
+  NATS_SEED_FILE: optionalString,
+  NATS_AUTH_FILE: optionalString,
+  NATS_RELOAD_COMMAND: optionalString,
+  // How long a change waits for its node before answering 503 (suspend, unsuspend, terminate: 202).
+  NODE_JOB_TIMEOUT_S: positiveInt(15),
   METRICS_INTERVAL_S: positiveInt(60),
   METRICS_RETENTION_DAYS: positiveInt(30),
   // Every admin must set up two-factor sign-in: until they have, their session reaches only the set-up page.
@@ -203,6 +211,16 @@ function loadEnv(source: NodeJS.ProcessEnv) {
           renewBeforeDays: raw.ACME_RENEW_BEFORE_DAYS,
         }
       : null,
+    nats: raw.NATS_URL
+      ? {
+          url: raw.NATS_URL,
+          // The panel's NKEY seed, made on first start (0600); a node's is its own (`panel node join`).
+          seedFile: path.resolve(/* turbopackIgnore: true */ raw.NATS_SEED_FILE ?? path.join(dataDir, "nats-panel.nk")),
+          authFile: raw.NATS_AUTH_FILE ? path.resolve(/* turbopackIgnore: true */ raw.NATS_AUTH_FILE) : null,
+          reloadCommand: raw.NATS_RELOAD_COMMAND,
+        }
+      : null,
+    nodeJobTimeoutMs: raw.NODE_JOB_TIMEOUT_S * 1000,
     metricsIntervalS: raw.METRICS_INTERVAL_S,
     metricsRetentionDays: raw.METRICS_RETENTION_DAYS,
     admin2faRequired: raw.ADMIN_2FA_REQUIRED,

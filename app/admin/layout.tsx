@@ -25,6 +25,7 @@ export default async function AdminLayout({ children }: { children: ReactNode })
             <div className="group">Hosting</div>
             <NavLink href="/admin/accounts">Hosting accounts</NavLink>
             <NavLink href="/admin/backups">Backups</NavLink>
+            <NavLink href="/admin/nodes">Nodes</NavLink>
             <NavLink href="/admin/plans">Plans</NavLink>
             <NavLink href="/admin/resellers">Resellers</NavLink>
             <NavLink href="/admin/php-versions">PHP versions</NavLink>

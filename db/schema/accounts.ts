@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { boolean, check, index, integer, pgEnum, pgTable, text } from "drizzle-orm/pg-core";
 import { createdAt, updatedAt } from "./columns";
+import { nodes } from "./nodes";
 
 export const plans = pgTable("plans", {
   id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
@@ -53,12 +54,18 @@ export const hostingAccounts = pgTable(
       .notNull()
       .references(() => plans.id, { onDelete: "restrict" }),
     resellerId: integer("reseller_id").references(() => resellers.id, { onDelete: "set null" }),
+    // The hosting server the account lives on (`local`: the panel's own machine).
+    nodeId: integer("node_id")
+      .notNull()
+      .references(() => nodes.id, { onDelete: "restrict" }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (table) => [
     // Reseller keys list and check "accounts of this reseller".
     index("hosting_accounts_reseller_id_idx").on(table.resellerId),
+    // A node's accounts: its reconcile, its account count, the refusal to delete a node that has some.
+    index("hosting_accounts_node_id_idx").on(table.nodeId),
     check("hosting_accounts_username_format", sql`${table.username} ~ '^[a-z][a-z0-9_]{0,31}$'`),
   ],
 );

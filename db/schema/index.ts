@@ -13,3 +13,4 @@ export * from "./idempotency";
 export * from "./ssh";
 export * from "./applications";
 export * from "./backups";
+export * from "./nodes";

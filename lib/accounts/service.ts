@@ -22,6 +22,7 @@ import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
 import { findPlanByName, toPlanRecord } from "@/lib/plans/service";
 import { findResellerByUsername } from "@/lib/resellers/service";
+import { nodeForNewAccount } from "@/lib/nodes/service";
 import { linuxGroupExists, linuxUserExists } from "@/lib/provisioning/passwd";
 import { ADMIN, type AccountManager, managedBy } from "./manager";
 import {
@@ -148,11 +149,12 @@ export async function createAccount(
     const plan = await findPlanByName(tx, planName ?? DEFAULT_PLAN_NAME);
     if (!plan) throw validationError("plan", `names no plan ("${planName}")`);
     const resellerId = manager.kind === "reseller" ? manager.resellerId : await resellerIdOf(tx, resellerName ?? null);
+    const node = await nodeForNewAccount(tx);
     let account: typeof hostingAccounts.$inferSelect;
     try {
       [account] = await tx
         .insert(hostingAccounts)
-        .values({ ...profileColumns(profile), username, domain, email: email ?? null, planId: plan.id, resellerId })
+        .values({ ...profileColumns(profile), username, domain, email: email ?? null, planId: plan.id, resellerId, nodeId: node.id })
         .returning();
     } catch (error) {
       if (pgErrorCode(error) === "23505") throw validationError("username", "is already taken");

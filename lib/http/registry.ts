@@ -3,6 +3,7 @@ import { databaseOperations, databaseUserOperations } from "@/lib/databases/oper
 import { dnsOperations } from "@/lib/dns/operations";
 import { domainOperations } from "@/lib/domains/operations";
 import { metricsOperations } from "@/lib/metrics/operations";
+import { nodeOperations } from "@/lib/nodes/operations";
 import { backupOperations } from "@/lib/backups/operations";
 import { cronOperations } from "@/lib/cron/operations";
 import { phpSettingsOperations } from "@/lib/php-settings/operations";
@@ -24,6 +25,7 @@ export const operations: readonly Operation[] = [
   ...Object.values(phpSettingsOperations),
   ...Object.values(cronOperations),
   ...Object.values(backupOperations),
+  ...Object.values(nodeOperations),
 ];
 
 const endpoints = new Set(operations.map(endpointOf));
@@ -31,9 +33,11 @@ const endpoints = new Set(operations.map(endpointOf));
 /** Whether "METHOD /api/path/{param}" names an operation (a key's endpoint list). */
 export const isKnownEndpoint = (endpoint: string) => endpoints.has(endpoint);
 
-// Paths under /api served outside the registry: the OpenAPI document and next-auth.
+// Paths under /api served outside the registry: the OpenAPI document, next-auth, and a node's
+// enrolment (its token is the credential, not an API key).
 const extraRoutes: { pattern: RegExp; methods: HttpMethod[] | "any" }[] = [
   { pattern: /^\/api\/openapi\.json$/, methods: ["GET"] },
+  { pattern: /^\/api\/nodes\/join$/, methods: ["POST"] },
   { pattern: /^\/api\/auth\/.+$/, methods: "any" },
 ];
 

@@ -17,6 +17,7 @@ import {
   usePendingEntry,
 } from "@/components/form";
 import { createApiKeySchema } from "@/lib/api-keys/schemas";
+import { CopyButton } from "@/components/copy-button";
 import { addressOrCidrError } from "@/lib/net/ip-syntax";
 import { createKeyAction, type NewKey, updateKeyAction } from "./actions";
 
@@ -248,20 +249,5 @@ function CreatedKey({ created }: { created: NewKey }) {
         Back to API keys
       </Link>
     </section>
-  );
-}
-
-function CopyButton({ value, label }: { value: string; label: string }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <button
-      type="button"
-      onClick={async () => {
-        await navigator.clipboard.writeText(value);
-        setCopied(true);
-      }}
-    >
-      {copied ? "Copied" : `Copy ${label}`}
-    </button>
   );
 }

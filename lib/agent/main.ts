@@ -1,0 +1,130 @@
+import fs from "node:fs/promises";
+import os from "node:os";
+import { jetstream, type JsMsg } from "@nats-io/jetstream";
+import { connect, type NatsConnection, nkeyAuthenticator } from "@nats-io/transport-node";
+import { env } from "@/lib/env";
+import { AppError } from "@/lib/errors";
+import type { NodeConfig } from "./config";
+import { loadOrCreateIdentity } from "./identity";
+import type { Operation } from "./operations";
+import {
+  AGENT_VERSION,
+  decodeMessage,
+  encodeMessage,
+  eventSubject,
+  HEARTBEAT_S,
+  type Heartbeat,
+  type Hello,
+  inboxPrefix,
+  type Job,
+  type JobResult,
+  JOBS_STREAM,
+  jobsConsumer,
+  PROTOCOL_VERSION,
+} from "./protocol";
+
+// The node's agent (`panel node agent`, README "Nodes"): connects to NATS with the node's own
+// NKEY, says hello on every (re)connect (the panel then queues the reconcile of every account of
+// the node), sends a heartbeat every HEARTBEAT_S, and carries out its jobs one at a time, in
+// order: result published, then the job acknowledged (a crash between the two runs it again,
+// which an idempotent operation allows). It has no database: what it applies is in the job.
+
+/** While a job runs, JetStream is told every so often that it is still being worked on. */
+const WORKING_EVERY_MS = 20_000;
+
+async function heartbeat(): Promise<Heartbeat> {
+  const disk = await fs.statfs(env().homeRoot).then(
+    (stats) => ({ total_bytes: stats.blocks * stats.bsize, used_bytes: (stats.blocks - stats.bfree) * stats.bsize }),
+    () => null,
+  );
+  return { agent_version: AGENT_VERSION, protocol: PROTOCOL_VERSION, disk, load: os.loadavg() };
+}
+
+/** Runs one job; its result (an AppError's words for a refusal, a fault's words only in this log). */
+export async function runJob(job: Job, operations: Record<string, Operation>): Promise<JobResult> {
+  if (job.protocol !== PROTOCOL_VERSION) {
+    return { id: job.id, ok: false, error: { code: "INTERNAL", message: `the node's agent speaks protocol ${PROTOCOL_VERSION}, the job ${job.protocol}` } };
+  }
+  const operation = Object.hasOwn(operations, job.op) ? operations[job.op] : undefined;
+  if (!operation) return { id: job.id, ok: false, error: { code: "INTERNAL", message: `the node's agent has no operation ${JSON.stringify(job.op)}` } };
+  try {
+    return { id: job.id, ok: true, value: (await operation(job.args)) ?? null };
+  } catch (error) {
+    if (error instanceof AppError && error.code !== "INTERNAL") {
+      return { id: job.id, ok: false, error: { code: "VALIDATION", message: error.message, fields: error.fieldErrors } };
+    }
+    console.error(`[agent] ${job.op} failed:`, error);
+    return { id: job.id, ok: false, error: { code: "INTERNAL", message: `${job.op} failed on the node; the agent's log says why` } };
+  }
+}
+
+export interface RunningAgent {
+  connection: NatsConnection;
+  /** Resolves when the agent has stopped (its connection closed: stop(), or the server refused it). */
+  stopped: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts the agent of the node `config` names; returns once it is connected and consuming. */
+export async function startAgent(config: NodeConfig, seedFile: string, operations: Record<string, Operation>): Promise<RunningAgent> {
+  const node = config.name;
+  const identity = await loadOrCreateIdentity(seedFile);
+  const connection = await connect({
+    servers: config.nats_url,
+    name: `agent-${node}`,
+    authenticator: nkeyAuthenticator(identity.seed),
+    inboxPrefix: inboxPrefix(node),
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 1000,
+  });
+  const publish = (kind: "hello" | "heartbeat" | "result", body: Hello | Heartbeat | JobResult) => {
+    if (!connection.isClosed()) connection.publish(eventSubject(node, kind), encodeMessage(body));
+  };
+  const hello = () => publish("hello", { agent_version: AGENT_VERSION, protocol: PROTOCOL_VERSION });
+  hello();
+  void (async () => {
+    for await (const status of connection.status()) if (status.type === "reconnect") hello();
+  })();
+  const beat = async () => publish("heartbeat", await heartbeat());
+  await beat();
+  const beating = setInterval(() => void beat().catch(() => undefined), HEARTBEAT_S * 1000);
+
+  const consumer = await jetstream(connection).consumers.get(JOBS_STREAM, jobsConsumer(node));
+  const messages = await consumer.consume({ max_messages: 1 });
+  const handle = async (message: JsMsg) => {
+    let job: Job;
+    try {
+      job = decodeMessage(message.data) as Job;
+    } catch {
+      console.error("[agent] a job that is not JSON was dropped");
+      message.term();
+      return;
+    }
+    const working = setInterval(() => message.working(), WORKING_EVERY_MS);
+    try {
+      publish("result", await runJob(job, operations));
+    } finally {
+      clearInterval(working);
+    }
+    message.ack();
+  };
+  const consuming = (async () => {
+    for await (const message of messages) await handle(message);
+  })();
+
+  const stopped = connection.closed().then((error) => {
+    clearInterval(beating);
+    if (error) console.error(`[agent] the connection to NATS ended: ${error.message}`);
+  });
+  void consuming.catch((error) => console.error("[agent] consuming jobs stopped:", (error as Error).message));
+  return {
+    connection,
+    stopped,
+    async stop() {
+      clearInterval(beating);
+      messages.stop();
+      await connection.drain().catch(() => undefined);
+      await stopped;
+    },
+  };
+}

@@ -1,0 +1,77 @@
+// What the panel and a node's agent say to each other over NATS (README "Nodes"). Shared by both
+// sides: nothing here reads the panel's database or the machine.
+//
+// Subjects, all of a node's own (its NKEY's permissions, rendered by lib/provisioning/nats-auth.ts,
+// allow it exactly these):
+//   panel.jobs.<node>            jobs for the node: a JetStream work queue (stream PANEL_JOBS),
+//                                read through the durable consumer node-<node>
+//   panel.events.<node>.<kind>   what the node reports: hello, heartbeat, result
+//   _INBOX_<node>.>              the replies JetStream sends the node
+
+/** Raised when a job or an event changes shape; an agent with an older one gets no jobs. */
+export const PROTOCOL_VERSION = 1;
+
+export const AGENT_VERSION = "0.0.1";
+
+/** A node's name: a NATS subject token (and a host-name label). */
+export const NODE_NAME = /^[a-z0-9][a-z0-9-]{0,30}$/;
+
+/** An NKEY user's public key. */
+export const NKEY_PUBLIC_KEY = /^U[A-Z2-7]{55}$/;
+
+export const JOBS_STREAM = "PANEL_JOBS";
+export const jobsSubject = (node: string) => `panel.jobs.${node}`;
+export const jobsConsumer = (node: string) => `node-${node}`;
+export const eventSubject = (node: string, kind: EventKind) => `panel.events.${node}.${kind}`;
+/** What the panel subscribes to: every node's events (the node is the subject's third token). */
+export const ALL_EVENTS = "panel.events.*.*";
+export const inboxPrefix = (node: string) => `_INBOX_${node}`;
+
+export type EventKind = "hello" | "heartbeat" | "result";
+
+/** Seconds between heartbeats; a node is unreachable after MISSED_HEARTBEATS of them without one. */
+export const HEARTBEAT_S = 5;
+export const MISSED_HEARTBEATS = 3;
+
+/** One job: an operation of the node's provisioning (lib/agent/operations.ts) and its input. */
+export interface Job {
+  id: string;
+  protocol: number;
+  op: string;
+  args: unknown;
+}
+
+/** A job's outcome: its value, or why it failed (a refusal the API answers 422, or a fault). */
+export type JobResult =
+  | { id: string; ok: true; value: unknown }
+  | { id: string; ok: false; error: { code: "VALIDATION" | "INTERNAL"; message: string; fields?: Record<string, string[]> } };
+
+export interface Hello {
+  agent_version: string;
+  protocol: number;
+}
+
+export interface Heartbeat extends Hello {
+  /** HOME_ROOT's file system. */
+  disk: { total_bytes: number; used_bytes: number } | null;
+  /** 1, 5 and 15 minute load averages. */
+  load: number[];
+}
+
+/** The subjects a node's NKEY may use: its own jobs, its own events, its own inbox. */
+export function nodePermissions(node: string): { publish: string[]; subscribe: string[] } {
+  if (!NODE_NAME.test(node)) throw new Error(`not a node name: ${JSON.stringify(node)}`);
+  const consumer = `${JOBS_STREAM}.${jobsConsumer(node)}`;
+  return {
+    publish: [
+      `$JS.API.CONSUMER.INFO.${consumer}`,
+      `$JS.API.CONSUMER.MSG.NEXT.${consumer}`,
+      `$JS.ACK.${consumer}.>`,
+      `panel.events.${node}.>`,
+    ],
+    subscribe: [`${inboxPrefix(node)}.>`],
+  };
+}
+
+export const encodeMessage = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+export const decodeMessage = (data: Uint8Array): unknown => JSON.parse(new TextDecoder().decode(data));

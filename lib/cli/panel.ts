@@ -1,0 +1,472 @@
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import {
+  type Connection,
+  configuredTarget,
+  DataDirLockedError,
+  type Database,
+  NoPanelDatabaseError,
+  openExistingConnection,
+} from "@/db/client";
+import { prepareDatabase } from "@/db/prepare";
+import { suspendAccount, terminateAccount, unsuspendAccount } from "@/lib/accounts/lifecycle";
+import { ADMIN } from "@/lib/accounts/manager";
+import { listUsernameRuns, restoreTerminatedAccount } from "@/lib/backups/restore-account";
+import { restoreAccountBodySchema, restoreBodySchema } from "@/lib/backups/schemas";
+import { restoreManagedAccount } from "@/lib/backups/restores";
+import { backupAccount, backupAllAccounts, listAccountRuns, withBackupLease } from "@/lib/backups/service";
+import { createAccount, findAccountIdByUsername, listManagedAccounts } from "@/lib/accounts/service";
+import { createAdminUser, findAdminByEmail, listAdminUsers, setAdminEnabled, setAdminPassword } from "@/lib/admins/service";
+import { resetTwoFactor } from "@/lib/admins/two-factor";
+import { createApiKey, deleteApiKey, getApiKey, listApiKeys, setApiKeyEnabled } from "@/lib/api-keys/service";
+import type { Actor } from "@/lib/audit/service";
+import { closeNewFiles } from "@/lib/data-dir";
+import { ConfigError, env } from "@/lib/env";
+import { type EnvFile, loadEnvFile } from "@/lib/env-file";
+import { AppError, notFound } from "@/lib/errors";
+import { closePanelBus } from "@/lib/nodes/bus";
+import { createNodeSchema } from "@/lib/nodes/schemas";
+import { createNode, deleteNode, findNodeByName, listNodes } from "@/lib/nodes/service";
+import { addPhpVersion, listPhpVersions } from "@/lib/php/service";
+import { createPlan } from "@/lib/plans/service";
+import { createReseller, findResellerByUsername } from "@/lib/resellers/service";
+
+// `npm run panel -- <resource> <action> [options]` on the panel's machine (lib/cli/main.ts): what
+// an operator scripts, on the same services as the web UI and the API. With --json each command prints exactly one JSON object
+// on one line; errors go to stderr with exit code 1 (2 for usage and configuration). It reads
+// the server's configuration (panel.env, lib/env-file.ts) and opens only an existing panel
+// database: a wrong or missing setting must not start a second, empty panel.
+
+const USAGE = `Usage: npm run panel -- <command> [--json]
+
+  admin create --email E --password P [--name N]
+  admin list
+  admin disable ID | admin enable ID
+  admin password --email E --password P   (ends that admin's sessions)
+  admin 2fa reset ID                      (two-factor sign-in off, for a lost device; ends their sessions)
+  plan create --name N [--max-databases N] [--max-domains N] [--max-db-users N]
+              [--max-dns-records N] [--disk-mb N]
+  reseller create --username U
+  account create --username U --domain D [--plan NAME] [--reseller U] [--email E]
+  account list
+  account suspend USER [--reason R] | account unsuspend USER
+  account delete USER     (terminate: everything of the account on the servers, then its records)
+  key create --name N (--admin [--owner EMAIL] | --reseller U | --account U)
+             [--ip ADDR_OR_CIDR]... [--endpoint "METHOD /api/path/{param}"]... [--disabled]
+             (--owner: the admin key belongs to that admin: it works while they are enabled,
+             goes with them, and SSO signs in as them; without it SSO refuses the key)
+  key list
+  key disable ID | key enable ID | key delete ID
+  php add --version 8.3
+  php list
+  node add NAME --ipv4 ADDR [--ssh-host HOST]
+                          (prints the one-time command that enrols the machine, 15 minutes)
+  node list
+  node remove NAME        (revoke: the node's credentials stop connecting; only without accounts)
+  (on a node: node join --panel URL --token TOKEN --nats URL, node agent)
+  backup run [USER]       (every account without USER; failures listed, exit 1)
+  backup list USER
+  backup restore USER SNAPSHOT [--database NAME [--into NAME] | --path PATH [--to PATH]]
+                          (neither: public_html and every database of that restore point;
+                          a terminated USER: the whole account made again)`;
+
+const actor: Actor = { type: "cli" };
+
+class UsageError extends Error {}
+
+type Options = Record<string, string | string[] | boolean | undefined>;
+
+const optionSpec = {
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+  email: { type: "string" },
+  password: { type: "string" },
+  name: { type: "string" },
+  username: { type: "string" },
+  domain: { type: "string" },
+  plan: { type: "string" },
+  reseller: { type: "string" },
+  account: { type: "string" },
+  admin: { type: "boolean" },
+  owner: { type: "string" },
+  ip: { type: "string", multiple: true },
+  endpoint: { type: "string", multiple: true },
+  disabled: { type: "boolean" },
+  version: { type: "string" },
+  reason: { type: "string" },
+  "max-databases": { type: "string" },
+  "max-domains": { type: "string" },
+  "max-db-users": { type: "string" },
+  "max-dns-records": { type: "string" },
+  "disk-mb": { type: "string" },
+  database: { type: "string" },
+  path: { type: "string" },
+  ipv4: { type: "string" },
+  "ssh-host": { type: "string" },
+} as const;
+
+function required(options: Options, name: string): string {
+  const value = options[name];
+  if (typeof value !== "string" || value === "") throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function optionalInt(options: Options, name: string): number | null {
+  const value = options[name];
+  if (value === undefined) return null;
+  if (typeof value !== "string" || !/^[0-9]+$/.test(value)) {
+    throw new UsageError(`--${name} must be a whole number`);
+  }
+  return Number(value);
+}
+
+function idArgument(args: string[], what = "key"): number {
+  const id = args[0];
+  if (!id || !/^[1-9][0-9]*$/.test(id)) throw new UsageError(`give the ${what}'s numeric ID`);
+  return Number(id);
+}
+
+async function accountArgument(db: Database, args: string[]): Promise<number> {
+  const username = args[0];
+  if (!username) throw new UsageError("give the account's username");
+  const id = await findAccountIdByUsername(db, username);
+  if (!id) throw new AppError("NOT_FOUND", `No hosting account named ${username}`);
+  return id;
+}
+
+type Command = (db: Database, options: Options, args: string[]) => Promise<{ json: object; text: string }>;
+
+const commands: Record<string, Command> = {
+  async "admin create"(db, options) {
+    const admin = await createAdminUser(
+      db,
+      { email: required(options, "email"), password: required(options, "password"), name: options.name as string | undefined },
+      actor,
+    );
+    return { json: admin, text: `Admin ${admin.email} created (id ${admin.id}).` };
+  },
+
+  async "admin list"(db) {
+    const admins = await listAdminUsers(db);
+    const text = admins.length
+      ? admins.map((admin) => `${admin.id}\t${admin.email}\t${admin.is_enabled ? "enabled" : "disabled"}\t${admin.name}`).join("\n")
+      : "No admins.";
+    return { json: { admins }, text };
+  },
+
+  async "admin disable"(db, _options, args) {
+    const admin = await setAdminEnabled(db, idArgument(args, "admin"), false, actor);
+    return { json: admin, text: `Admin ${admin.id} (${admin.email}) disabled; their sessions have ended.` };
+  },
+
+  async "admin enable"(db, _options, args) {
+    const admin = await setAdminEnabled(db, idArgument(args, "admin"), true, actor);
+    return { json: admin, text: `Admin ${admin.id} (${admin.email}) enabled.` };
+  },
+
+  async "admin 2fa"(db, _options, args) {
+    const [step, ...rest] = args;
+    if (step !== "reset") throw new UsageError("usage: admin 2fa reset ID");
+    const admin = await resetTwoFactor(db, idArgument(rest, "admin"), actor);
+    return { json: admin, text: `Two-factor sign-in of admin ${admin.id} (${admin.email}) reset; their sessions have ended.` };
+  },
+
+  async "admin password"(db, options) {
+    const found = await findAdminByEmail(db, required(options, "email"));
+    if (!found) throw notFound("Admin");
+    const admin = await setAdminPassword(db, found.id, { password: required(options, "password") }, actor);
+    return { json: admin, text: `Password of admin ${admin.email} changed; their sessions have ended.` };
+  },
+
+  async "plan create"(db, options) {
+    const plan = await createPlan(
+      db,
+      {
+        name: required(options, "name"),
+        max_databases: optionalInt(options, "max-databases"),
+        max_domains: optionalInt(options, "max-domains"),
+        max_database_users: optionalInt(options, "max-db-users"),
+        max_dns_records: optionalInt(options, "max-dns-records"),
+        disk_mb: optionalInt(options, "disk-mb"),
+      },
+      actor,
+    );
+    return { json: plan, text: `Plan ${plan.name} created (id ${plan.id}).` };
+  },
+
+  async "reseller create"(db, options) {
+    const reseller = await createReseller(db, { username: required(options, "username") }, actor);
+    return { json: reseller, text: `Reseller ${reseller.username} created (id ${reseller.id}).` };
+  },
+
+  async "account create"(db, options) {
+    const account = await createAccount(
+      db,
+      {
+        username: required(options, "username"),
+        domain: required(options, "domain"),
+        plan: options.plan as string | undefined,
+        reseller: options.reseller as string | undefined,
+        email: options.email as string | undefined,
+      },
+      actor,
+    );
+    return {
+      json: account,
+      text: `Account ${account.username} created (id ${account.id}) with domain ${account.domain}.`,
+    };
+  },
+
+  async "account list"(db) {
+    const accounts = await listManagedAccounts(db, ADMIN, {});
+    const text = accounts.length
+      ? accounts
+          .map((account) => `${account.id}\t${account.username}\t${account.domain}\t${account.plan.name}\t${account.status}`)
+          .join("\n")
+      : "No hosting accounts.";
+    return { json: { accounts }, text };
+  },
+
+  async "account suspend"(db, options, args) {
+    const account = await suspendAccount(db, ADMIN, await accountArgument(db, args), options.reason as string | undefined, actor);
+    return { json: account, text: `Account ${account.username} suspended.` };
+  },
+
+  async "account unsuspend"(db, _options, args) {
+    const account = await unsuspendAccount(db, ADMIN, await accountArgument(db, args), actor);
+    return { json: account, text: `Account ${account.username} unsuspended.` };
+  },
+
+  async "account delete"(db, _options, args) {
+    const id = await accountArgument(db, args);
+    const { message } = await terminateAccount(db, ADMIN, id, actor);
+    return { json: { id, username: args[0].trim().toLowerCase(), deleted: true }, text: `${message}.` };
+  },
+
+  async "key create"(db, options) {
+    const scopes = [options.admin && "admin", options.reseller && "reseller", options.account && "account"].filter(Boolean);
+    if (scopes.length !== 1) throw new UsageError("give exactly one of --admin, --reseller U, --account U");
+    let target: { scope: "admin" | "reseller" | "account"; reseller_id?: number; account_id?: number };
+    if (options.reseller) {
+      const reseller = await findResellerByUsername(db, options.reseller as string);
+      if (!reseller) throw new AppError("NOT_FOUND", `No reseller named ${options.reseller}`);
+      target = { scope: "reseller", reseller_id: reseller.id };
+    } else if (options.account) {
+      const accountId = await findAccountIdByUsername(db, options.account as string);
+      if (!accountId) throw new AppError("NOT_FOUND", `No hosting account named ${options.account}`);
+      target = { scope: "account", account_id: accountId };
+    } else {
+      target = { scope: "admin" };
+    }
+    let ownerAdminId: number | null = null;
+    if (options.owner !== undefined) {
+      if (target.scope !== "admin") throw new UsageError("--owner is for --admin keys");
+      const owner = await findAdminByEmail(db, required(options, "owner"));
+      if (!owner) throw new AppError("NOT_FOUND", `No admin with the email ${options.owner}`);
+      ownerAdminId = owner.id;
+    }
+    const endpoints = (options.endpoint as string[] | undefined) ?? [];
+    const created = await createApiKey(
+      db,
+      {
+        name: required(options, "name"),
+        ...target,
+        is_enabled: !options.disabled,
+        allowed_ips: (options.ip as string[] | undefined) ?? [],
+        allow_all_endpoints: endpoints.length === 0,
+        allowed_endpoints: endpoints,
+      },
+      actor,
+      { ownerAdminId },
+    );
+    return {
+      json: created,
+      text: [
+        `API key ${created.name} created (id ${created.id}).`,
+        `  X-API-Key:    ${created.key}`,
+        `  X-API-Secret: ${created.secret}`,
+        "Store the secret now: it is shown only this once.",
+      ].join("\n"),
+    };
+  },
+
+  async "key list"(db) {
+    const { rows } = await listApiKeys(db, { per_page: 0 });
+    const text = rows.length
+      ? rows
+          .map(
+            (key) =>
+              `${key.id}\t${key.name}\t${key.key}\t${key.scope}\t${key.is_enabled ? "enabled" : "disabled"}\t` +
+              `last used ${key.last_used_at ?? "never"}`,
+          )
+          .join("\n")
+      : "No API keys.";
+    return { json: { keys: rows }, text };
+  },
+
+  async "key disable"(db, _options, args) {
+    const key = await setApiKeyEnabled(db, idArgument(args), false, actor);
+    return { json: key, text: `API key ${key.id} (${key.name}) disabled.` };
+  },
+
+  async "key enable"(db, _options, args) {
+    const key = await setApiKeyEnabled(db, idArgument(args), true, actor);
+    return { json: key, text: `API key ${key.id} (${key.name}) enabled.` };
+  },
+
+  async "key delete"(db, _options, args) {
+    const id = idArgument(args);
+    const key = await getApiKey(db, id);
+    await deleteApiKey(db, id, actor);
+    return { json: { id, deleted: true }, text: `API key ${id} (${key.name}) deleted.` };
+  },
+
+  async "php add"(db, options) {
+    const php = await addPhpVersion(db, { version: required(options, "version") }, actor);
+    return { json: php, text: `PHP ${php.version} added (id ${php.id}).` };
+  },
+
+  async "backup run"(db, _options, args) {
+    const username = args[0];
+    const accountId = username ? await accountArgument(db, args) : null;
+    const outcome = await withBackupLease(db, async () => (accountId ? { run: await backupAccount(db, accountId) } : { failures: await backupAllAccounts(db) }));
+    if (!outcome) throw new AppError("CONFLICT", "Another backup run is using the repository (the nightly job?); try again when it has ended");
+    const { result } = outcome;
+    const { run, failures } = result;
+    if (run) {
+      return { json: run, text: `Backed up ${username}: restore point ${run.id}${run.databases.length ? ` (databases ${run.databases.join(", ")})` : ""}.` };
+    }
+    const failed = Object.entries(failures!);
+    if (failed.length) throw new AppError("VALIDATION", `Backups failed: ${failed.map(([name, error]) => `${name}: ${error}`).join("; ")}`);
+    return { json: { failures }, text: "Every account backed up." };
+  },
+
+  async "backup list"(db, _options, args) {
+    const username = args[0];
+    if (!username) throw new UsageError("give the account's username");
+    // A terminated account's username: its restore points are still listed (and restorable).
+    const id = await findAccountIdByUsername(db, username);
+    const { snapshots } = id ? await listAccountRuns(db, ADMIN, id) : await listUsernameRuns(username);
+    const text = snapshots.length ? snapshots.map((run) => `${run.id}	${run.time}	${run.databases.join(",")}`).join("\n") : "No backups.";
+    return { json: { snapshots }, text };
+  },
+
+  async "backup restore"(db, options, args) {
+    const [username, snapshot] = args;
+    if (!username) throw new UsageError("give the account's username");
+    if (!snapshot) throw new UsageError("give the restore point (SNAPSHOT, from backup list)");
+    const id = await findAccountIdByUsername(db, username);
+    if (!id) {
+      // No account of that name: the whole account is made again from the restore point.
+      if (options.database || options.path) throw new UsageError(`${username} has no account: restore it whole first (without --database or --path)`);
+      const account = await restoreTerminatedAccount(db, actor, restoreAccountBodySchema.parse({ username, snapshot }));
+      return { json: account, text: `${account.message} (account id ${account.id}).` };
+    }
+    const input = restoreBodySchema.parse({ snapshot, database: options.database, into: options.into, path: options.path, to: options.to });
+    const result = await restoreManagedAccount(db, ADMIN, id, input);
+    return { json: result, text: `${result.message}.` };
+  },
+
+  async "node add"(db, options, args) {
+    const node = await createNode(db, createNodeSchema.parse({ name: args[0], ipv4: required(options, "ipv4"), ssh_host: options["ssh-host"] }), actor);
+    const nats = env().nats?.url ?? "nats://NATS-SERVER:4222";
+    return {
+      json: node,
+      text: [
+        `Node ${node.name} added (id ${node.id}). On that machine, as root, within 15 minutes (until ${node.enrolment_expires_at}):`,
+        `  npm run panel -- node join --panel ${env().publicUrl} --token ${node.enrolment_token} --nats ${nats}`,
+        "(the NATS URL as that machine reaches the server), then start its agent: npm run panel -- node agent",
+      ].join("\n"),
+    };
+  },
+
+  async "node list"(db) {
+    const { nodes } = await listNodes(db);
+    const text = nodes
+      .map((node) => `${node.id}\t${node.name}\t${node.ipv4 ?? "-"}\t${node.state}\t${node.accounts} account(s)\tlast heartbeat ${node.last_heartbeat_at ?? "never"}`)
+      .join("\n");
+    return { json: { nodes }, text };
+  },
+
+  async "node remove"(db, _options, args) {
+    const name = args[0];
+    if (!name) throw new UsageError("give the node's name");
+    const node = await findNodeByName(db, name);
+    if (!node) throw new AppError("NOT_FOUND", `No node named ${name}`);
+    const { message } = await deleteNode(db, node.id, actor);
+    return { json: { id: node.id, name, deleted: true }, text: `${message}.` };
+  },
+
+  async "php list"(db) {
+    const versions = await listPhpVersions(db);
+    const text = versions.length ? versions.map((v) => `${v.id}\t${v.version}\t${v.installed ? "installed" : "not installed"}`).join("\n") : "No PHP versions.";
+    return { json: { php_versions: versions }, text };
+  },
+};
+
+function noDatabaseMessage(error: NoPanelDatabaseError, envFile: EnvFile | undefined): string {
+  const file = envFile ? `${envFile.path}${envFile.found ? "" : " (absent)"}` : "panel.env";
+  return (
+    `${error.message}; start the panel once (npm start creates it and, on a fresh install, prints a link ` +
+    `that sets up the first admin) or set DATABASE_URL (or DATA_DIR) to the server's, in ${file}.`
+  );
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof AppError) {
+    const fields = Object.entries(error.fieldErrors ?? {}).map(([field, messages]) => `  ${field}: ${messages.join("; ")}`);
+    return [error.message, ...fields].join("\n");
+  }
+  if (error instanceof z.ZodError) {
+    return ["Invalid input:", ...error.issues.map((issue) => `  ${issue.path.join(".") || "input"}: ${issue.message}`)].join("\n");
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: optionSpec, allowPositionals: true, strict: true });
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values: options, positionals } = parsed;
+  const [resource, action, ...args] = positionals;
+  const command = commands[`${resource} ${action}`];
+  if (options.help || !command) {
+    (options.help ? console.log : console.error)(USAGE);
+    return options.help ? 0 : 2;
+  }
+
+  let connection: Connection | undefined;
+  let envFile: EnvFile | undefined;
+  try {
+    // As the server does: what the command line makes (zone files, sites, the lock) is the panel's alone.
+    closeNewFiles();
+    envFile = loadEnvFile();
+    connection = await openExistingConnection(configuredTarget());
+    await prepareDatabase(connection);
+    const result = await command(connection.db, options, args);
+    console.log(options.json ? JSON.stringify(result.json) : result.text);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (error instanceof NoPanelDatabaseError) {
+      console.error(noDatabaseMessage(error, envFile));
+      return 2;
+    }
+    if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+      console.error(error.message);
+      return 2;
+    }
+    console.error(`Error: ${describeError(error)}`);
+    return 1;
+  } finally {
+    await closePanelBus();
+    await connection?.close();
+  }
+}

@@ -1,0 +1,192 @@
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
+import { connect, type NatsConnection, nkeyAuthenticator, type Subscription } from "@nats-io/transport-node";
+import {
+  ALL_EVENTS,
+  decodeMessage,
+  encodeMessage,
+  type EventKind,
+  type Job,
+  type JobResult,
+  JOBS_STREAM,
+  jobsConsumer,
+  jobsSubject,
+  NODE_NAME,
+} from "@/lib/agent/protocol";
+import { loadOrCreateIdentity } from "@/lib/agent/identity";
+import { env } from "@/lib/env";
+
+// The panel's side of NATS (README "Nodes"): one connection per process, with the panel's own
+// NKEY; the jobs stream (a JetStream work queue: a job waits there for a node that is down, and
+// leaves it once the node acknowledged it); one durable consumer per node, the only thing that
+// node's key may read; and the events every node publishes, attributed by their subject.
+
+/** How long a node has to acknowledge a job before JetStream hands it out again (the agent extends it while it works). */
+const ACK_WAIT_NS = 60 * 1_000_000_000;
+
+export interface NodeEvent {
+  node: string;
+  kind: EventKind;
+  body: unknown;
+}
+
+export interface Bus {
+  connection: NatsConnection;
+  manager: JetStreamManager;
+  client: JetStreamClient;
+  /** The panel's public key (the authorization file lists it). */
+  publicKey: string;
+}
+
+const globalForBus = globalThis as unknown as {
+  __panelBus?: Promise<Bus>;
+  __panelResultWaiters?: Map<string, { node: string; resolve: (result: JobResult) => void }>;
+};
+const waiters = (globalForBus.__panelResultWaiters ??= new Map());
+
+/** The panel's public key, from its seed file (made on first use), without connecting. */
+export async function panelPublicKey(): Promise<string> {
+  const nats = env().nats;
+  if (!nats) throw new Error("NATS_URL is not set");
+  return (await loadOrCreateIdentity(nats.seedFile)).publicKey;
+}
+
+/** This process's connection to NATS, the jobs stream made when missing; null without NATS_URL. */
+export function panelBus(): Promise<Bus> | null {
+  const nats = env().nats;
+  if (!nats) return null;
+  return (globalForBus.__panelBus ??= openBus(nats.url, nats.seedFile).catch((error) => {
+    globalForBus.__panelBus = undefined;
+    throw error;
+  }));
+}
+
+async function openBus(url: string, seedFile: string): Promise<Bus> {
+  const identity = await loadOrCreateIdentity(seedFile);
+  const connection = await connect({
+    servers: url,
+    name: "hosting-panel",
+    authenticator: nkeyAuthenticator(identity.seed),
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 1000,
+    // The server may still be loading the authorization that lists the panel's key (first start).
+    waitOnFirstConnect: true,
+    ignoreAuthErrorAbort: true,
+  });
+  const manager = await jetstreamManager(connection);
+  await ensureJobsStream(manager);
+  // Results reach the process that waits for them, whichever instance the node answered.
+  connection.subscribe("panel.events.*.result", {
+    callback: (error, message) => {
+      if (!error) deliverResult(message.subject, message.data);
+    },
+  });
+  return { connection, manager, client: jetstream(connection), publicKey: identity.publicKey };
+}
+
+async function ensureJobsStream(manager: JetStreamManager): Promise<void> {
+  const config = { name: JOBS_STREAM, subjects: ["panel.jobs.*"], retention: RetentionPolicy.Workqueue, storage: StorageType.File };
+  try {
+    await manager.streams.info(JOBS_STREAM);
+  } catch {
+    await manager.streams.add(config);
+  }
+}
+
+/** The node's durable consumer (made once; a work queue allows one per subject). */
+export async function ensureNodeConsumer(bus: Bus, node: string): Promise<void> {
+  if (!NODE_NAME.test(node)) throw new Error(`not a node name: ${JSON.stringify(node)}`);
+  try {
+    await bus.manager.consumers.info(JOBS_STREAM, jobsConsumer(node));
+  } catch {
+    await bus.manager.consumers.add(JOBS_STREAM, {
+      durable_name: jobsConsumer(node),
+      filter_subject: jobsSubject(node),
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      // One job at a time, in order: a node applies an account's changes as they were made.
+      max_ack_pending: 1,
+      ack_wait: ACK_WAIT_NS,
+    });
+  }
+}
+
+/** A revoked node's consumer and the jobs still waiting for it go. */
+export async function removeNodeConsumer(bus: Bus, node: string): Promise<void> {
+  await bus.manager.consumers.delete(JOBS_STREAM, jobsConsumer(node)).catch(() => false);
+  await bus.manager.streams.purge(JOBS_STREAM, { filter: jobsSubject(node) }).catch(() => undefined);
+}
+
+/** Puts a job on the node's queue; the stream's sequence number of it. */
+export async function publishJob(bus: Bus, node: string, job: Job): Promise<number> {
+  const ack = await bus.client.publish(jobsSubject(node), encodeMessage(job), { msgID: job.id });
+  return ack.seq;
+}
+
+/**
+ * Takes a job back from the queue when no node has acknowledged it yet; false when it is gone
+ * (done, or being done).
+ */
+export async function withdrawJob(bus: Bus, sequence: number): Promise<boolean> {
+  return bus.manager.streams.deleteMessage(JOBS_STREAM, sequence, false).catch(() => false);
+}
+
+/** The result of job `id` from `node`, or null after `timeoutMs`. */
+export function waitForResult(node: string, id: string, timeoutMs: number): Promise<JobResult | null> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      waiters.delete(id);
+      resolve(null);
+    }, timeoutMs);
+    waiters.set(id, {
+      node,
+      resolve: (result: JobResult) => {
+        clearTimeout(timer);
+        waiters.delete(id);
+        resolve(result);
+      },
+    });
+  });
+}
+
+/** A node's result, to whoever waits for it — only when that node is the one the job went to. */
+function deliverResult(subject: string, data: Uint8Array): void {
+  const node = subject.split(".")[2];
+  let result: JobResult;
+  try {
+    result = decodeMessage(data) as JobResult;
+  } catch {
+    return;
+  }
+  const waiter = typeof result?.id === "string" ? waiters.get(result.id) : undefined;
+  if (waiter && waiter.node === node) waiter.resolve(result);
+}
+
+/**
+ * Every node's events, each handled by one panel instance (a queue group): `node` is the
+ * subject's node token — what the node's credentials allowed it to publish on — never a name
+ * the message carries.
+ */
+export function subscribeNodeEvents(bus: Bus, handle: (event: NodeEvent) => Promise<void>): Subscription {
+  return bus.connection.subscribe(ALL_EVENTS, {
+    queue: "panel",
+    callback: (error, message) => {
+      if (error) return;
+      const [, , node, kind] = message.subject.split(".");
+      let body: unknown;
+      try {
+        body = decodeMessage(message.data);
+      } catch {
+        console.error(`[nodes] ${node} sent an event that is not JSON`);
+        return;
+      }
+      handle({ node, kind: kind as EventKind, body }).catch((failure) => console.error(`[nodes] ${node} ${kind}:`, (failure as Error).message));
+    },
+  });
+}
+
+/** Closes this process's connection (shutdown, tests). */
+export async function closePanelBus(): Promise<void> {
+  const bus = globalForBus.__panelBus;
+  globalForBus.__panelBus = undefined;
+  if (bus) await (await bus.catch(() => null))?.connection.drain().catch(() => undefined);
+}

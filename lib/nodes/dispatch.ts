@@ -1,0 +1,130 @@
+import { randomUUID } from "node:crypto";
+import { and, asc, desc, eq, inArray, isNull } from "drizzle-orm";
+import type { Queryable } from "@/db/client";
+import { nodeJobs, nodes } from "@/db/schema";
+import { type Job, type JobResult, PROTOCOL_VERSION } from "@/lib/agent/protocol";
+import { env } from "@/lib/env";
+import { AppError } from "@/lib/errors";
+import { panelBus, publishJob, waitForResult, withdrawJob } from "./bus";
+import { nodeStateOf } from "./service";
+
+// Work for a node other than `local` (README "Nodes"), two ways:
+//   - now: a change the API answers when it is done (most of them). The job goes on the node's
+//     queue and the request waits for its result, at most NODE_JOB_TIMEOUT_S: a refusal is a 422
+//     (the change is rolled back with its transaction), silence a 503 naming the node (the job is
+//     taken back from the queue, so it never runs; one the node had already taken is followed by
+//     a reconcile of the account, so the node ends as the database says).
+//   - queued: what a billing system must not lose while the node is away (suspend, unsuspend,
+//     terminate): recorded in node_jobs and left on the queue, carried out in order when the node
+//     is back; the account's node_sync is `pending` until its result comes.
+
+type NodeRow = typeof nodes.$inferSelect;
+
+/** How long a client is asked to wait before trying again a change its node did not answer. */
+export const NODE_RETRY_AFTER_S = 30;
+
+export class NodeUnavailableError extends AppError {
+  constructor(readonly node: string) {
+    super("UNAVAILABLE", `The node ${node} that hosts this account does not answer; nothing was changed. Try again later.`);
+  }
+}
+
+function newJob(op: string, args: unknown): Job {
+  return { id: randomUUID(), protocol: PROTOCOL_VERSION, op, args };
+}
+
+/** A node's refusal as the panel's error: its words for a refusal, generic words for a fault. */
+function resultError(node: string, result: Extract<JobResult, { ok: false }>): AppError {
+  if (result.error.code === "VALIDATION") return new AppError("VALIDATION", result.error.message, result.error.fields);
+  console.error(`[nodes] ${node}: ${result.error.message}`);
+  return new AppError("INTERNAL", `The node ${node} could not complete the change; its agent's log says why`);
+}
+
+/** Whether jobs can be given to the node now: its agent answers heartbeats and speaks this protocol. */
+export const nodeTakesJobs = (node: NodeRow) => {
+  const state = nodeStateOf(node);
+  return state !== "unreachable" && state !== "outdated";
+};
+
+/**
+ * Runs `op` on `node` and waits for its value. `afterSilence`: what to queue for the node when
+ * it took the job but did not answer in time (a reconcile of the account), or nothing.
+ */
+export async function runOnNodeNow(node: NodeRow, op: string, args: unknown, afterSilence?: () => Promise<void>): Promise<unknown> {
+  if (!nodeTakesJobs(node)) throw new NodeUnavailableError(node.name);
+  const bus = await panelBus()!;
+  const job = newJob(op, args);
+  const answer = waitForResult(node.name, job.id, env().nodeJobTimeoutMs);
+  const sequence = await publishJob(bus, node.name, job);
+  const result = await answer;
+  if (!result) {
+    if (!(await withdrawJob(bus, sequence))) await afterSilence?.();
+    throw new NodeUnavailableError(node.name);
+  }
+  if (!result.ok) throw resultError(node.name, result);
+  return result.value;
+}
+
+/**
+ * Queues `op` for `node` without waiting: a node_jobs row written in `db`'s transaction (the
+ * outbox), published by publishQueuedJobs once that transaction committed — so a rolled-back
+ * change queues nothing, and a panel that stops in between publishes it at its next chance.
+ */
+export async function queueOnNode(db: Queryable, node: NodeRow, accountId: number | null, kind: string, op: string, args: unknown): Promise<void> {
+  const job = newJob(op, args);
+  await db.insert(nodeJobs).values({ nodeId: node.id, accountId, jobId: job.id, kind, payload: job });
+}
+
+/**
+ * Publishes the node's queued jobs not yet on its queue, oldest first (after a change committed,
+ * and whenever the node says hello). Each is published once; JetStream's de-duplication by job
+ * id covers a panel that stopped between publishing one and noting it.
+ */
+export async function publishQueuedJobs(db: Queryable, nodeId: number): Promise<void> {
+  const connecting = panelBus();
+  if (!connecting) return;
+  const bus = await connecting;
+  const [node] = await db.select({ name: nodes.name }).from(nodes).where(eq(nodes.id, nodeId));
+  if (!node) return;
+  const waiting = await db
+    .select({ id: nodeJobs.id, payload: nodeJobs.payload })
+    .from(nodeJobs)
+    .where(and(eq(nodeJobs.nodeId, nodeId), isNull(nodeJobs.publishedAt)))
+    .orderBy(asc(nodeJobs.id));
+  for (const row of waiting) {
+    await publishJob(bus, node.name, row.payload as Job);
+    await db.update(nodeJobs).set({ publishedAt: new Date() }).where(eq(nodeJobs.id, row.id));
+  }
+}
+
+/** A node's result for a queued job: its row done or failed. Only the node the job went to can finish it. */
+export async function recordJobResult(db: Queryable, nodeId: number, result: JobResult): Promise<typeof nodeJobs.$inferSelect | null> {
+  if (typeof result?.id !== "string") return null;
+  const [row] = await db
+    .update(nodeJobs)
+    .set({ state: result.ok ? "done" : "failed", error: result.ok ? null : result.error.message.slice(0, 500), finishedAt: new Date() })
+    .where(and(eq(nodeJobs.jobId, result.id), eq(nodeJobs.nodeId, nodeId), eq(nodeJobs.state, "pending")))
+    .returning();
+  return row ?? null;
+}
+
+export type NodeSync = { node_sync: "ok" | "pending" | "failed"; node_error: string | null };
+
+/** Each account's node_sync: pending while a queued job of it waits, failed when its last one failed. */
+export async function nodeSyncOf(db: Queryable, accountIds: number[]): Promise<Map<number, NodeSync>> {
+  const sync = new Map<number, NodeSync>(accountIds.map((id) => [id, { node_sync: "ok", node_error: null }]));
+  if (accountIds.length === 0) return sync;
+  const rows = await db
+    .select({ accountId: nodeJobs.accountId, state: nodeJobs.state, error: nodeJobs.error })
+    .from(nodeJobs)
+    .where(inArray(nodeJobs.accountId, accountIds))
+    .orderBy(desc(nodeJobs.id));
+  const seen = new Set<number>();
+  for (const row of rows) {
+    const id = row.accountId!;
+    if (row.state === "pending") sync.set(id, { node_sync: "pending", node_error: null });
+    else if (!seen.has(id) && sync.get(id)!.node_sync !== "pending" && row.state === "failed") sync.set(id, { node_sync: "failed", node_error: row.error });
+    seen.add(id);
+  }
+  return sync;
+}

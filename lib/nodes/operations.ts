@@ -1,0 +1,67 @@
+import { defineOperation, idParams, messageResponse } from "@/lib/http/operation";
+import { createdNodeSchema, createNodeSchema, nodeListSchema, nodeSchema, updateNodeSchema } from "./schemas";
+
+const tag = "Nodes";
+
+export const nodeOperations = {
+  list: defineOperation({
+    operationId: "listNodes",
+    method: "GET",
+    path: "/api/admin/nodes",
+    audience: "admin",
+    tag,
+    summary: "The hosting servers: state, last heartbeat, agent version, accounts, disk and load",
+    response: nodeListSchema,
+    successStatus: 200,
+    errorStatuses: [],
+  }),
+  create: defineOperation({
+    operationId: "createNode",
+    method: "POST",
+    path: "/api/admin/nodes",
+    audience: "admin",
+    tag,
+    summary: "Add a node; answers its one-time enrolment token (15 minutes) for `panel node join`",
+    body: createNodeSchema,
+    response: createdNodeSchema,
+    successStatus: 201,
+    errorStatuses: [400, 422],
+  }),
+  get: defineOperation({
+    operationId: "getNode",
+    method: "GET",
+    path: "/api/admin/nodes/{id}",
+    audience: "admin",
+    tag,
+    summary: "One node",
+    params: idParams,
+    response: nodeSchema,
+    successStatus: 200,
+    errorStatuses: [404],
+  }),
+  update: defineOperation({
+    operationId: "updateNode",
+    method: "PUT",
+    path: "/api/admin/nodes/{id}",
+    audience: "admin",
+    tag,
+    summary: "Change a node's name (before it joins), IPv4, SSH host, or state (active, draining: no new accounts)",
+    params: idParams,
+    body: updateNodeSchema,
+    response: nodeSchema,
+    successStatus: 200,
+    errorStatuses: [400, 404, 422],
+  }),
+  delete: defineOperation({
+    operationId: "deleteNode",
+    method: "DELETE",
+    path: "/api/admin/nodes/{id}",
+    audience: "admin",
+    tag,
+    summary: "Revoke a node: its credentials stop connecting at once (a node with accounts: 422)",
+    params: idParams,
+    response: messageResponse,
+    successStatus: 200,
+    errorStatuses: [404, 422],
+  }),
+};

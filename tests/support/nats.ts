@@ -1,0 +1,71 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { freePort } from "./server";
+
+// A NATS server with JetStream of the test's own (Debian nats-server): its own port, store and
+// configuration under `root`, whose authorization is the file the panel writes (NATS_AUTH_FILE)
+// and reloads (NATS_RELOAD_COMMAND: SIGHUP to this server). Never the machine's own server.
+
+export interface TestNats {
+  url: string;
+  port: number;
+  /** The panel's settings for this server (DATA_DIR's seed file is the panel's default). */
+  env: Record<string, string>;
+  authFile: string;
+  /** What the server logged (permission violations, authorization errors). */
+  log(): string;
+  stop(): Promise<void>;
+}
+
+async function waitForPort(port: number, child: ChildProcess, log: () => string): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`nats-server exited:\n${log()}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, "127.0.0.1", () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.on("error", () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() - started > 15_000) throw new Error(`nats-server did not listen:\n${log()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** `listen`: the address it listens on (a test node in a network namespace reaches it there). */
+export async function startNats(root: string, listen = "127.0.0.1"): Promise<TestNats> {
+  const port = await freePort();
+  fs.mkdirSync(root, { recursive: true });
+  const authFile = path.join(root, "panel-auth.conf");
+  const logFile = path.join(root, "nats.log");
+  // Nobody may connect until the panel writes its authorization (its first start).
+  fs.writeFileSync(authFile, "authorization { users = [] }\n", { mode: 0o600 });
+  const config = path.join(root, "nats-server.conf");
+  fs.writeFileSync(
+    config,
+    [`listen: "${listen}:${port}"`, `jetstream { store_dir: "${path.join(root, "jetstream")}" }`, `log_file: "${logFile}"`, // nats-server reads an include relative to the including file.
+    `include "${path.basename(authFile)}"`, ""].join("\n"),
+  );
+  const child = spawn("nats-server", ["-c", config], { stdio: "ignore" });
+  const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, "utf8") : "");
+  await waitForPort(port, child, log);
+  return {
+    url: `nats://${listen}:${port}`,
+    port,
+    authFile,
+    env: { NATS_URL: `nats://${listen}:${port}`, NATS_AUTH_FILE: authFile, NATS_RELOAD_COMMAND: `kill -HUP ${child.pid}` },
+    log,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
