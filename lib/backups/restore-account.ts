@@ -271,7 +271,8 @@ async function restoreParts(db: Database, account: HostingAccountRecord, records
     const dump = parts.get(`db:${databaseName}`);
     if (!dump) continue;
     const load = await loadDump(dump, databaseName, signal);
-    notBack += (await notBroughtBack(records.database_objects?.filter((object) => object.database === databaseName), databaseName, load)).replace(/^; /, `; ${databaseName}: `);
+    const missing = await notBroughtBack(records.database_objects?.filter((object) => object.database === databaseName), databaseName, load);
+    if (missing) notBack += `; ${databaseName}: ${missing}`;
   }
   return notBack;
 }

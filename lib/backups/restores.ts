@@ -175,10 +175,10 @@ export async function restoreHomePath(username: string, snapshot: ResticSnapshot
       // A folder made beside its place and left half written goes again, removed by the account's user.
       if (outcome !== "restored" && beside && entry.kind === "folder") await removeAsUser(username, parent, name);
     }
+    if (outcome === "restored") return true;
     throwIfStopped(signal);
     if (outcome === "a folder is in the way") throw validationError(field, "is a folder now: restore the file beside it (to)");
-    if (outcome === "failed") throw validationError(field, "could not be written by the account (its disk quota, or something there it may not replace?)");
-    return true;
+    throw validationError(field, "could not be written by the account (its disk quota, or something there it may not replace?)");
   } catch (error) {
     if (error instanceof LinkInHomeError) throw error.forField(field);
     throw error;
@@ -221,7 +221,8 @@ async function restoreDatabase(
     throw signal?.aborted ? stopped(signal) : error;
   }
   const restored = `Database ${database} restored${target === database ? "" : ` into ${target}`} from the backup of ${snapshot.time}`;
-  return { message: `${restored}${await notBroughtBack(await listedObjects(parts.get("part:records")!, database), target, load)}` };
+  const missing = await notBroughtBack(await listedObjects(parts.get("part:records")!, database), target, load);
+  return { message: missing ? `${restored}; ${missing}` : restored };
 }
 
 /**
@@ -254,17 +255,17 @@ async function listedObjects(records: ResticSnapshot, database: string): Promise
 }
 
 /**
- * What an answer adds about what a load could not bring back: the objects `listed` for the
- * dumped database that `target` does not have now; without a list (a run from before it was
- * kept), how many statements the server refused.
+ * What a load could not bring back, in words for the answer (null: nothing): the objects
+ * `listed` for the dumped database that `target` does not have now; without a list (a run from
+ * before it was kept), how many statements the server refused.
  */
-export async function notBroughtBack(listed: DatabaseObjectRecord[] | undefined, target: string, load: DumpLoad): Promise<string> {
+export async function notBroughtBack(listed: DatabaseObjectRecord[] | undefined, target: string, load: DumpLoad): Promise<string | null> {
   const why = "a restore makes no routine, view, trigger or event under another definer: make them again as one of the account's database users";
-  if (!listed) return load.refused ? `; ${load.refused} statement(s) of the dump were refused (${why}, and nothing of another database)` : "";
+  if (!listed) return load.refused ? `${load.refused} statement(s) of the dump were refused (${why}, and nothing of another database)` : null;
   const present = new Set((await mysqlProvisioner()!.databaseObjects(target)).map((object: DatabaseObject) => `${object.type} ${object.name}`));
   const missing = listed.filter((object) => !present.has(`${object.type} ${object.name}`));
-  if (!missing.length) return "";
-  return `; not brought back: ${missing.map((object) => `${object.type.toLowerCase()} ${object.name}`).join(", ")} (${why})`;
+  if (!missing.length) return null;
+  return `not brought back: ${missing.map((object) => `${object.type.toLowerCase()} ${object.name}`).join(", ")} (${why})`;
 }
 
 // ---- for the API, the CLI and the admin UI ----
