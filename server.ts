@@ -8,7 +8,7 @@ import { closeDataDir, closeNewFiles } from "@/lib/data-dir";
 import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
 import { ConfigError, env } from "@/lib/env";
 import { loadEnvFile } from "@/lib/env-file";
-import { webHostingEnabled } from "@/lib/hosting/home";
+import { webHostingEnabled } from "@/lib/provisioning/home-layout";
 import { applyDiskQuotas, syncAllSites } from "@/lib/hosting/service";
 import { BODY_TOO_LARGE_MESSAGE, declaresTooLargeBody } from "@/lib/http/body";
 import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from "@/lib/http/client-address";

@@ -8,7 +8,7 @@ import { env } from "@/lib/env";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { databaseSizesMb } from "@/lib/databases/service";
 import { accountDiskUsageMb } from "@/lib/hosting/disk-usage";
-import { webHostingEnabled } from "@/lib/hosting/home";
+import { webHostingEnabled } from "@/lib/provisioning/home-layout";
 import { applyDiskQuotas, applySshAccess, assertPhpUsable, provisionAccount, syncAccountSites } from "@/lib/hosting/service";
 import { quotaMountPoint } from "@/lib/provisioning/quota";
 import { lockAccount } from "@/lib/accounts/lock";

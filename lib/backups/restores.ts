@@ -10,7 +10,7 @@ import { getAccount } from "@/lib/accounts/service";
 import { createDatabase, deleteDatabase, MAX_DATABASE_NAME, prefixedName } from "@/lib/databases/service";
 import { env } from "@/lib/env";
 import { AppError, notFound, validationError } from "@/lib/errors";
-import { homeOf } from "@/lib/hosting/home";
+import { homeOf } from "@/lib/provisioning/home-layout";
 import { entryExistsIn, LinkInHomeError, openDirectoryPath, openTrustedDirectory, pathComponents } from "@/lib/provisioning/home-files";
 import { freeBytesOf, removeAsUser, restoreIntoDirectory } from "@/lib/provisioning/home-restore";
 import { type DatabaseObject, type DumpLoad, loadDatabaseDump, mysqlProvisioner } from "@/lib/provisioning/mysql";

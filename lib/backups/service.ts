@@ -22,7 +22,7 @@ import { type AccountManager, managedBy } from "@/lib/accounts/manager";
 import { getAccount } from "@/lib/accounts/service";
 import { env } from "@/lib/env";
 import { AppError, notFound } from "@/lib/errors";
-import { homeOf } from "@/lib/hosting/home";
+import { homeOf } from "@/lib/provisioning/home-layout";
 import { type DatabaseObject, mysqlProvisioner, startDatabaseDump } from "@/lib/provisioning/mysql";
 import { ensureRepository, isMissingRepository, restic, snapshotsTagged, type ResticSnapshot } from "@/lib/provisioning/restic";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { timestamp } from "@/lib/http/operation";
-import { scheduleProblem } from "./schedule";
+import { scheduleProblem } from "@/lib/provisioning/crontab";
 
 // An account's cron jobs (DESIGN.md "Running applications").
 

@@ -5,7 +5,7 @@ import { cronJobs, hostingAccounts } from "@/db/schema";
 import { assertQuota, lockAccount } from "@/lib/accounts/lock";
 import { env } from "@/lib/env";
 import { notFound } from "@/lib/errors";
-import { homeOf } from "@/lib/hosting/home";
+import { homeOf } from "@/lib/provisioning/home-layout";
 import { installCrontab, removeCrontab, renderCrontab } from "@/lib/provisioning/crontab";
 import type { createCronJobBodySchema, CronJobRecord, updateCronJobBodySchema } from "./schemas";
 

@@ -1,29 +1,9 @@
 import { z } from "zod";
 import { idField, timestamp } from "@/lib/http/operation";
+import { PRIVILEGES, type Privilege } from "@/lib/provisioning/limits";
 
-/** MySQL privilege names a database user may be granted (DESIGN.md "Records"). */
-export const PRIVILEGES = [
-  "ALL PRIVILEGES",
-  "ALTER",
-  "ALTER ROUTINE",
-  "CREATE",
-  "CREATE ROUTINE",
-  "CREATE TEMPORARY TABLES",
-  "CREATE VIEW",
-  "DELETE",
-  "DROP",
-  "EVENT",
-  "EXECUTE",
-  "INDEX",
-  "INSERT",
-  "LOCK TABLES",
-  "REFERENCES",
-  "SELECT",
-  "SHOW VIEW",
-  "TRIGGER",
-  "UPDATE",
-] as const;
-export type Privilege = (typeof PRIVILEGES)[number];
+export { PRIVILEGES, type Privilege };
+
 
 const privilege = z
   .string()

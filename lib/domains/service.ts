@@ -10,7 +10,7 @@ import { createZone, nextSerial } from "@/lib/dns/zone";
 import { syncZoneFile, type ZoneWarning } from "@/lib/dns/zone-file-sync";
 import { env } from "@/lib/env";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
-import { proxySocketPath } from "@/lib/hosting/home";
+import { proxySocketPath } from "@/lib/provisioning/home-layout";
 import { provisionDomain, syncAccountSites } from "@/lib/hosting/service";
 import { removeCertificate } from "@/lib/provisioning/acme";
 import { MAX_SOCKET_PATH_BYTES } from "@/lib/provisioning/nginx";

@@ -1,6 +1,6 @@
 import { env } from "@/lib/env";
 import { measureBytes } from "@/lib/provisioning/homes";
-import { homeOf, homesEnabled } from "./home";
+import { homeOf, homesEnabled } from "@/lib/provisioning/home-layout";
 
 // The measured size of each account's home (`du` in a child process). A measurement is kept for
 // DISK_USAGE_MAX_AGE_S (15 minutes): usage-details asks for a new one only when it is older,

@@ -3,7 +3,7 @@ import { getDb } from "@/db/client";
 import { hostingAccounts } from "@/db/schema";
 import { generateCombinedReport, VISITOR_STATS_PERIOD_MS } from "@/lib/provisioning/goaccess";
 import { measureHome } from "./disk-usage";
-import { homesEnabled } from "./home";
+import { homesEnabled } from "@/lib/provisioning/home-layout";
 
 // The background work of each server process, every 15 minutes over every account: its
 // combined visitor statistics report and the measured size of its home. One account after the

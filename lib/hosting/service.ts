@@ -23,7 +23,7 @@ import { eachLimited } from "@/lib/provisioning/system";
 import { assertPhpInstalled, type Pool, poolSocketPath, reloadPhp, removePool, waitForPools, writePool } from "@/lib/provisioning/php-fpm";
 import { phpSettingsOf } from "@/lib/php-settings/rows";
 import { applyLoginAccess } from "@/lib/ssh/service";
-import { accessLogName, accountLogDir, fileOwner, homeOf, homesEnabled, NGINX_ERROR_LOG, prepareHome, proxySocketPath, webHostingEnabled } from "./home";
+import { accessLogName, accountLogDir, fileOwner, homeOf, homesEnabled, NGINX_ERROR_LOG, prepareHome, proxySocketPath, webHostingEnabled } from "@/lib/provisioning/home-layout";
 
 // Web hosting (DESIGN.md "Web hosting"): what the database says each account's sites, PHP
 // pools, home and Linux user must be, handed to the provisioning modules. Every function that

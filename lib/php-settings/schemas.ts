@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PHP_SETTING_MAXIMA, type PhpSettings } from "@/lib/provisioning/limits";
 
 // An account's PHP settings (DESIGN.md "Running applications"), written as php_admin_value in
 // every pool of the account; nginx's client_max_body_size follows post_max_size_mb.
@@ -13,14 +14,6 @@ export const DEFAULT_PHP_SETTINGS = {
   display_errors: false,
 } as const;
 
-/** The server's own maxima; a plan may set lower ones (max_php_memory_mb, max_php_upload_mb). */
-export const PHP_SETTING_MAXIMA = {
-  upload_max_filesize_mb: 2048,
-  post_max_size_mb: 2048,
-  memory_limit_mb: 4096,
-  max_execution_time_s: 3600,
-  max_input_vars: 100_000,
-} as const;
 
 const whole = (min: number, max: number) =>
   z.number("must be a number").int("must be a whole number").min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
@@ -33,7 +26,8 @@ export const phpSettingsSchema = z.object({
   max_input_vars: whole(100, PHP_SETTING_MAXIMA.max_input_vars),
   display_errors: z.boolean(),
 });
-export type PhpSettings = z.infer<typeof phpSettingsSchema>;
+/** The settings as the provisioning layer takes them (php-fpm.ts); the schema produces exactly these. */
+export type { PhpSettings };
 
 /** What GET and PUT answer: the settings in force. */
 export const phpSettingsRecordSchema = z.object({

@@ -3,7 +3,7 @@ import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { accessLogName, accountLogLocation, isAccessLogName } from "@/lib/hosting/home";
+import { accessLogName, accountLogLocation, isAccessLogName } from "./home-layout";
 import { LinkInHomeError, listDirectory, openDirectoryPath, openFileIn, openTrustedDirectory, removeTreeIn } from "./home-files";
 import { type ChildExit, childExit, startChild, toolEnv } from "./system";
 

@@ -1,13 +1,11 @@
 import { createHash, createPublicKey, type JsonWebKey } from "node:crypto";
+import { SSH_KEY_TYPES, type SshKeyType } from "@/lib/provisioning/limits";
 
 // One OpenSSH public key line ("ssh-ed25519 AAAA… comment"), checked the way sshd reads it: the
 // key's blob is decoded and taken apart (RFC 4253 §6.6, RFC 5656 §3.1, RFC 8709 §4), the key is
 // imported by Node's crypto (a point off its curve or a broken modulus is refused), and what is
 // kept is only the type and the blob. Options ("command=…", "from=…"), a second line and the
 // comment never get through: the comment is dropped, the rest refused.
-
-export const SSH_KEY_TYPES = ["ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-rsa"] as const;
-export type SshKeyType = (typeof SSH_KEY_TYPES)[number];
 
 export const MIN_RSA_BITS = 2048;
 const MAX_RSA_BITS = 16384;

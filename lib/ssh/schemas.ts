@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { timestamp } from "@/lib/http/operation";
-import { SSH_KEY_TYPES } from "./public-key";
+import { SSH_KEY_TYPES } from "@/lib/provisioning/limits";
 
 // Customer file access (DESIGN.md "Files and SSH"): SSH keys and the login password.
 

@@ -4,7 +4,7 @@ import type { Database, Queryable } from "@/db/client";
 import { hostingAccounts, sshKeys } from "@/db/schema";
 import { assertQuota, lockAccount } from "@/lib/accounts/lock";
 import { env } from "@/lib/env";
-import { prepareHome } from "@/lib/hosting/home";
+import { prepareHome } from "@/lib/provisioning/home-layout";
 import { AppError, notFound, pgErrorCode, validationError } from "@/lib/errors";
 import {
   endUserSessions,
@@ -24,7 +24,8 @@ import {
   renderSshdConfig,
   writeAuthorizedKeys,
 } from "@/lib/provisioning/openssh";
-import { BadPublicKeyError, parsePublicKey, type SshKeyType } from "./public-key";
+import type { SshKeyType } from "@/lib/provisioning/limits";
+import { BadPublicKeyError, parsePublicKey } from "./public-key";
 import type { createSshKeyBodySchema, SshKeyRecord, setPasswordBodySchema } from "./schemas";
 
 // Customer file access (README "Files and SSH"): the account's SSH keys and login password,

@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { env } from "@/lib/env";
-import { addGroupMember, createHome } from "@/lib/provisioning/homes";
-import { reloadNginx } from "@/lib/provisioning/nginx";
+import { addGroupMember, createHome } from "./homes";
+import { reloadNginx } from "./nginx";
 
 // Where an account's files live and who owns them (README "Web hosting", "Files and SSH"): the
 // one place the rest of the panel asks, so sites, SFTP and disk usage agree.
