@@ -3,9 +3,12 @@ import type { Database, Queryable } from "@/db/client";
 import { apiKeys, customerDatabases, databaseGrants, databaseUsers, domains, hostingAccounts } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { AppError, notFound } from "@/lib/errors";
+import { type Accepted, accepted } from "@/lib/http/accepted";
+import { NodeUnavailableError, nodeTakesJobs, publishQueuedJobs, queueOnNode } from "@/lib/nodes/dispatch";
+import { type Host, hostOfNode, nodeOfAccount, type NodeRow } from "@/lib/nodes/hosts";
 import { type AccountManager, managedBy } from "./manager";
 import { type HostingAccountRecord, suspendAccountBodySchema } from "./schemas";
-import { accountServerParts, type AccountHoldings, type AccountServerPart } from "./server-parts";
+import { accountServerParts, type AccountHoldings, type ServerStep } from "./server-parts";
 import { getAccount } from "./service";
 
 // Suspend, unsuspend and terminate: one implementation for the API, the admin UI and the command
@@ -43,19 +46,43 @@ export async function suspendAccount(
   id: number,
   reason: string | undefined,
   actor: Actor,
-): Promise<HostingAccountRecord> {
+): Promise<Outcome<HostingAccountRecord>> {
   const parsed = suspendAccountBodySchema.parse({ reason }).reason;
   return changeSuspension(db, manager, id, { suspended: true, reason: parsed || null }, actor);
 }
 
-export async function unsuspendAccount(db: Database, manager: AccountManager, id: number, actor: Actor) {
+export async function unsuspendAccount(db: Database, manager: AccountManager, id: number, actor: Actor): Promise<Outcome<HostingAccountRecord>> {
   return changeSuspension(db, manager, id, { suspended: false, reason: null }, actor);
 }
 
 /**
+ * Runs a part's step: on the account's host, or on the panel's own servers. A node that does not
+ * answer in time is a NodeUnavailableError (lib/nodes/dispatch.ts).
+ */
+async function runStep(host: Host, step: ServerStep): Promise<void> {
+  if (step.on === "panel") await step.run();
+  else await host.run(step.op, step.input as never);
+}
+
+/**
+ * The account's host steps as one queued job for its node, which does not answer now: the
+ * change is recorded, and the node carries it out (in order, after what it has waiting) when it
+ * is back; the panel's own steps run now. The account's node_sync is `pending` until then.
+ */
+async function queueForNode(tx: Queryable, node: NodeRow, accountId: number, kind: "suspend" | "unsuspend" | "terminate", steps: ServerStep[]) {
+  for (const step of steps) if (step.on === "panel") await step.run();
+  const hostSteps = steps.filter((step) => step.on === "host").map((step) => ({ op: step.op, args: step.input }));
+  await queueOnNode(tx, node, accountId, kind, "batch", { steps: hostSteps });
+}
+
+/** The answer of a change its node will carry out later: 202 with the account as it is now (node_sync pending). */
+type Outcome<Body> = Body | Accepted<Body>;
+
+/**
  * Suspending stops the account's own API keys (status change → auth_generation, migration 0004)
  * and applies each server part's suspension. Suspending a suspended account changes no record,
- * but the server parts run again: a part that missed the first call is brought in step.
+ * but the server parts run again: a part that missed the first call is brought in step. When the
+ * account's node does not answer, the change is recorded and queued for it (202, node_sync pending).
  */
 async function changeSuspension(
   db: Database,
@@ -63,8 +90,8 @@ async function changeSuspension(
   id: number,
   { suspended, reason }: { suspended: boolean; reason: string | null },
   actor: Actor,
-): Promise<HostingAccountRecord> {
-  await db.transaction(async (tx) => {
+): Promise<Outcome<HostingAccountRecord>> {
+  const queued = await db.transaction(async (tx) => {
     const account = await lockManagedAccount(tx, manager, id);
     const changed = (account.status === "suspended") !== suspended;
     if (changed) {
@@ -82,52 +109,79 @@ async function changeSuspension(
     // Last inside the transaction: a server failure rolls the status back, and the parts already
     // switched are switched back, so the account is never half suspended.
     const holdings = await holdingsOf(tx, account);
-    const done: AccountServerPart[] = [];
+    const node = await nodeOfAccount(tx, id);
+    const host = hostOfNode(node);
     // Suspend in the parts' order (sites answer 503 before database users are locked), unsuspend
     // the other way round (database users unlocked before the sites serve again).
-    const parts = suspended ? accountServerParts : [...accountServerParts].reverse();
-    for (const part of parts) {
-      if (!part.setSuspended) continue;
+    const parts = (suspended ? accountServerParts : [...accountServerParts].reverse()).filter((part) => part.suspension);
+    const steps = await Promise.all(parts.map((part) => part.suspension!(holdings, suspended, tx)));
+    const kind = suspended ? "suspend" : "unsuspend";
+    if (!host.local && !nodeTakesJobs(node)) {
+      await queueForNode(tx, node, id, kind, steps);
+      return node;
+    }
+    const done: number[] = [];
+    for (const [index, part] of parts.entries()) {
       try {
-        await part.setSuspended(holdings, suspended, tx);
-        done.push(part);
+        await runStep(host, steps[index]);
+        done.push(index);
       } catch (error) {
+        if (error instanceof NodeUnavailableError) {
+          // The node went silent midway: what it did not do waits for it, with the rest.
+          await queueForNode(tx, node, id, kind, steps.filter((step, stepIndex) => step.on === "host" || !done.includes(stepIndex)));
+          return node;
+        }
         if (changed) {
-          for (const undone of [...done, part].reverse()) {
-            await undone.setSuspended!(holdings, !suspended, tx).catch((undoError) =>
-              console.error(`[accounts] could not undo the ${undone.name} step of ${account.username}:`, undoError),
-            );
+          for (const undone of [...done, index].reverse()) {
+            const undo = await parts[undone].suspension!(holdings, !suspended, tx);
+            await runStep(host, undo).catch((undoError) => console.error(`[accounts] could not undo the ${parts[undone].name} step of ${account.username}:`, undoError));
           }
         }
         if (!(error instanceof AppError)) console.error(`[accounts] ${part.name} of ${account.username}:`, error);
-        const verb = suspended ? "suspend" : "unsuspend";
-        const message = `Could not ${verb} the account's ${part.name}: ${reasonOf(error)}`;
-        throw new AppError("VALIDATION", message, { [verb]: [message] });
+        const message = `Could not ${kind} the account's ${part.name}: ${reasonOf(error)}`;
+        throw new AppError("VALIDATION", message, { [kind]: [message] });
       }
     }
+    return null;
   });
-  return getAccount(db, id);
+  if (queued) await publishQueuedJobs(db, queued.id);
+  const record = await getAccount(db, id);
+  return queued ? accepted(record) : record;
 }
 
 /**
  * Terminate: removes everything the account has on the servers first, part by part, then all
  * its records (domains with their DNS records, databases, database users, the account's API
  * keys) in one go. A failing part stops it with a 422 naming that part and what is left; the
- * records stay, so a repeated call finds every name again and finishes the job.
+ * records stay, so a repeated call finds every name again and finishes the job. When the
+ * account's node does not answer, the account is suspended now (its keys refused), the panel's
+ * own parts go, and the node's removal is queued (202): its records go once the node has done it
+ * (finishTermination).
  */
 export async function terminateAccount(
   db: Database,
   manager: AccountManager,
   id: number,
   actor: Actor,
-): Promise<{ message: string }> {
-  return db.transaction(async (tx) => {
+): Promise<Outcome<{ message: string }>> {
+  const { username, queuedOn } = await db.transaction(async (tx) => {
     const account = await lockManagedAccount(tx, manager, id);
     const holdings = await holdingsOf(tx, account);
+    const node = await nodeOfAccount(tx, id);
+    const host = hostOfNode(node);
+    const queue = async (steps: ServerStep[]) => {
+      await tx.update(hostingAccounts).set({ status: "suspended", suspensionReason: "Being terminated" }).where(eq(hostingAccounts.id, id));
+      await queueForNode(tx, node, id, "terminate", steps);
+      await recordAudit(tx, actor, { action: "hosting_account.terminate_queued", targetType: "hosting_account", targetId: id, details: { node: node.name } });
+      return { username: account.username, queuedOn: node };
+    };
+    const steps = await Promise.all(accountServerParts.map((part) => part.removal(holdings, tx)));
+    if (!host.local && !nodeTakesJobs(node)) return queue(steps);
     for (const [index, part] of accountServerParts.entries()) {
       try {
-        await part.remove(holdings, tx);
+        await runStep(host, steps[index]);
       } catch (error) {
+        if (error instanceof NodeUnavailableError) return queue(steps.slice(index));
         if (!(error instanceof AppError)) console.error(`[accounts] removing ${part.name} of ${account.username}:`, error);
         const left = [...accountServerParts.slice(index).map((rest) => rest.name), "the panel's records"];
         throw new AppError(
@@ -145,7 +199,23 @@ export async function terminateAccount(
       targetId: account.id,
       details: { ...holdings },
     });
-    return { message: `Hosting account ${account.username} terminated` };
+    return { username: account.username, queuedOn: null };
+  });
+  if (!queuedOn) return { message: `Hosting account ${username} terminated` };
+  await publishQueuedJobs(db, queuedOn.id);
+  return accepted({ message: `Hosting account ${username} will be terminated when its node ${queuedOn.name} is back; until then it is suspended` });
+}
+
+/**
+ * The end of a termination that waited for its node: the node removed everything, so the records
+ * go (lib/nodes/events.ts calls this with the queued job's result).
+ */
+export async function finishTermination(db: Database, accountId: number): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [account] = await tx.select().from(hostingAccounts).where(eq(hostingAccounts.id, accountId)).for("update");
+    if (!account) return;
+    await deleteAccountRecords(tx, accountId);
+    await recordAudit(tx, { type: "system" }, { action: "hosting_account.terminate", targetType: "hosting_account", targetId: accountId, details: { username: account.username } });
   });
 }
 

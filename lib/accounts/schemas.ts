@@ -72,6 +72,11 @@ export const hostingAccountSchema = z.object({
   ssh: z.object({ host: z.string(), port: z.number().int(), username: z.string(), shell: z.boolean() }),
   plan: planSchema,
   reseller_id: z.number().int().nullable(),
+  // The hosting server it lives on (README "Nodes"), and whether that server has done what the
+  // panel asked: ok, pending (queued work waits for a node that did not answer), or failed (node_error).
+  node: z.string(),
+  node_sync: z.enum(["ok", "pending", "failed"]),
+  node_error: z.string().nullable(),
   created_at: timestamp,
   updated_at: timestamp,
 });
@@ -144,6 +149,8 @@ export const createAccountSchema = z
     plan: z.string().trim().min(1).optional(),
     reseller: z.string().trim().min(1).optional(),
     email: accountEmail.optional(),
+    // The node to host it (admins); left out, the active node with the fewest accounts.
+    node: z.string().trim().toLowerCase().min(1).optional(),
   })
   .extend(z.object(accountProfileFields).partial().shape);
 export type CreateAccountInput = z.input<typeof createAccountSchema>;

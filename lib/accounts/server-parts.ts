@@ -1,11 +1,10 @@
 import type { Queryable } from "@/db/client";
-import { env } from "@/lib/env";
-import { removeAccountHome, removeAccountSites, setAccountSitesSuspended } from "@/lib/hosting/service";
-import { removeCertificate } from "@/lib/provisioning/acme";
+import type { OperationName } from "@/lib/agent/operations";
+import { accountCronLines } from "@/lib/cron/service";
+import { hostedAccounts, knownPhpVersions } from "@/lib/hosting/service";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { removeZoneFile } from "@/lib/provisioning/zone-files";
-import { installAccountCrontab, removeAccountCrontab } from "@/lib/cron/service";
-import { removeAccountLogins, setAccountLoginsSuspended } from "@/lib/ssh/service";
+import { accountKeys } from "@/lib/ssh/service";
 
 /** What an account holds on the servers, read from its records: plain names, no database handle. */
 export interface AccountHoldings {
@@ -19,6 +18,12 @@ export interface AccountHoldings {
 }
 
 /**
+ * What one part needs done: an operation on the account's host (its machine: the panel's own or
+ * a node, lib/nodes/hosts.ts), or work on the panel's own servers (the zone files, MariaDB).
+ */
+export type ServerStep = { on: "host"; op: OperationName; input: unknown } | { on: "panel"; run: () => Promise<void> };
+
+/**
  * One kind of thing an account has on the real servers. Terminate and suspend walk the parts in
  * the list's order, so each step is named once and a failure says which one it was.
  */
@@ -26,13 +31,15 @@ export interface AccountServerPart {
   /** As an answer names it: "Could not remove the account's <name>". */
   name: string;
   /**
-   * Removes all of it; safe to run again after a partial run (a repeated DELETE finishes). `tx`
-   * is the terminating transaction, for parts that render from the records (the sites).
+   * What removes all of it; safe to run again after a partial run (a repeated DELETE finishes).
+   * `tx` is the terminating transaction, for parts that read the records.
    */
-  remove(holdings: AccountHoldings, tx: Queryable): Promise<void>;
-  /** Applies (true) or lifts (false) a suspension; safe to run again. Left out: nothing to stop. */
-  setSuspended?(holdings: AccountHoldings, suspended: boolean, tx: Queryable): Promise<void>;
+  removal(holdings: AccountHoldings, tx: Queryable): Promise<ServerStep>;
+  /** What applies (true) or lifts (false) a suspension; safe to run again. Left out: nothing to stop. */
+  suspension?(holdings: AccountHoldings, suspended: boolean, tx: Queryable): Promise<ServerStep>;
 }
+
+const onHost = (op: OperationName, input: unknown): ServerStep => ({ on: "host", op, input });
 
 async function eachInTurn(names: string[], act: (name: string) => Promise<void>) {
   for (const name of names) await act(name);
@@ -45,46 +52,55 @@ async function eachInTurn(names: string[], act: (name: string) => Promise<void>)
 export const accountServerParts: readonly AccountServerPart[] = [
   {
     name: "sites and PHP pools",
-    remove: ({ accountId }, tx) => removeAccountSites(tx, accountId),
+    removal: async ({ username, domains }, tx) => onHost("sites.remove", { username, domains, phpVersions: await knownPhpVersions(tx) }),
     // Suspended sites answer 503 with a short "suspended" page.
-    setSuspended: ({ accountId }, suspended, tx) => setAccountSitesSuspended(tx, accountId, suspended),
+    async suspension({ accountId }, suspended, tx) {
+      const account = (await hostedAccounts(tx, [accountId])).get(accountId)!;
+      return onHost("sites.apply", { account: { ...account, suspended }, removedDomains: [], phpVersions: await knownPhpVersions(tx) });
+    },
   },
   {
     name: "SFTP and SSH logins",
-    remove: ({ username }) => removeAccountLogins(username),
+    removal: async ({ username }) => onHost("account.remove-logins", { username }),
     // The Linux user expires, its keys file is emptied and its sessions end.
-    setSuspended: ({ accountId, username }, suspended, tx) => setAccountLoginsSuspended(tx, accountId, username, suspended),
+    suspension: async ({ accountId, username }, suspended, tx) => onHost("account.logins-suspended", { username, keys: await accountKeys(tx, accountId), suspended }),
   },
   {
     name: "cron jobs",
-    remove: ({ username }) => removeAccountCrontab(username),
+    removal: async ({ username }) => onHost("account.remove-crontab", { username }),
     // Paused: the crontab holds no job until unsuspended (the expired user would be refused by cron's PAM anyway).
-    setSuspended: ({ accountId }, suspended, tx) => installAccountCrontab(tx, accountId, suspended),
+    suspension: async ({ accountId, username }, suspended, tx) => onHost("account.crontab", { username, jobs: await accountCronLines(tx, accountId), suspended }),
   },
   {
     name: "certificates",
-    remove: ({ domains }) => eachInTurn(domains, (domain) => removeCertificate(env().certsDir, domain)),
+    removal: async ({ domains }) => onHost("certificates.remove", { domains }),
   },
   {
     name: "zone files",
-    remove: ({ domains }) => eachInTurn(domains, removeZoneFile),
+    removal: async ({ domains }) => ({ on: "panel", run: () => eachInTurn(domains, removeZoneFile) }),
   },
   {
     name: "MariaDB databases and users",
-    async remove({ databases, databaseUsers }) {
-      const server = mysqlProvisioner();
-      if (!server) return;
-      await eachInTurn(databaseUsers, (user) => server.dropUser(user));
-      await eachInTurn(databases, (database) => server.dropDatabase(database));
-    },
+    removal: async ({ databases, databaseUsers }) => ({
+      on: "panel",
+      async run() {
+        const server = mysqlProvisioner();
+        if (!server) return;
+        await eachInTurn(databaseUsers, (user) => server.dropUser(user));
+        await eachInTurn(databases, (database) => server.dropDatabase(database));
+      },
+    }),
     // ACCOUNT LOCK refuses new logins; an unlocked user can log in again with its old password.
-    async setSuspended({ databaseUsers }, suspended) {
-      const server = mysqlProvisioner();
-      if (server) await eachInTurn(databaseUsers, (user) => server.setUserLocked(user, suspended));
-    },
+    suspension: async ({ databaseUsers }, suspended) => ({
+      on: "panel",
+      async run() {
+        const server = mysqlProvisioner();
+        if (server) await eachInTurn(databaseUsers, (user) => server.setUserLocked(user, suspended));
+      },
+    }),
   },
   {
     name: "system user and home directory",
-    remove: ({ username }) => removeAccountHome(username),
+    removal: async ({ username }) => onHost("account.remove-home", { username }),
   },
 ];

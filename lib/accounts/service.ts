@@ -2,7 +2,7 @@ import { and, asc, count, eq, ilike, or } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { DEFAULT_PLAN_NAME } from "@/db/prepare";
-import { customerDatabases, databaseUsers, domains, hostingAccounts, phpVersions, plans, resellers } from "@/db/schema";
+import { customerDatabases, databaseUsers, domains, hostingAccounts, nodes, phpVersions, plans, resellers } from "@/db/schema";
 import { countAccountRecords } from "@/lib/dns/service";
 import { env } from "@/lib/env";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
@@ -22,6 +22,7 @@ import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
 import { findPlanByName, toPlanRecord } from "@/lib/plans/service";
 import { findResellerByUsername } from "@/lib/resellers/service";
+import { nodeSyncOf, type NodeSync } from "@/lib/nodes/dispatch";
 import { nodeForNewAccount } from "@/lib/nodes/service";
 import { linuxGroupExists, linuxUserExists } from "@/lib/provisioning/passwd";
 import { ADMIN, type AccountManager, managedBy } from "./manager";
@@ -41,6 +42,7 @@ import {
 export function toAccountRecord(
   account: typeof hostingAccounts.$inferSelect,
   plan: typeof plans.$inferSelect,
+  node: { name: string } & NodeSync,
 ): HostingAccountRecord {
   return {
     id: account.id,
@@ -63,13 +65,28 @@ export function toAccountRecord(
     ssh: { host: env().sshHost, port: env().sshPort, username: account.username, shell: account.hasSshAccess },
     plan: toPlanRecord(plan),
     reseller_id: account.resellerId,
+    node: node.name,
+    node_sync: node.node_sync,
+    node_error: node.node_error,
     created_at: account.createdAt.toISOString(),
     updated_at: account.updatedAt.toISOString(),
   };
 }
 
 function selectAccounts(db: Queryable) {
-  return db.select().from(hostingAccounts).innerJoin(plans, eq(plans.id, hostingAccounts.planId));
+  return db
+    .select()
+    .from(hostingAccounts)
+    .innerJoin(plans, eq(plans.id, hostingAccounts.planId))
+    .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId));
+}
+
+type AccountRow = { hosting_accounts: typeof hostingAccounts.$inferSelect; plans: typeof plans.$inferSelect; nodes: typeof nodes.$inferSelect };
+
+/** The records of `rows` (in their order), with each account's node and whether the node has done what was asked. */
+async function toAccountRecords(db: Queryable, rows: AccountRow[]): Promise<HostingAccountRecord[]> {
+  const sync = await nodeSyncOf(db, rows.map((row) => row.hosting_accounts.id));
+  return rows.map((row) => toAccountRecord(row.hosting_accounts, row.plans, { name: row.nodes.name, ...sync.get(row.hosting_accounts.id)! }));
 }
 
 /** One account; outside the manager's set it is "not found", exactly as a missing one. */
@@ -80,7 +97,7 @@ export async function getAccount(
 ): Promise<HostingAccountRecord> {
   const [row] = await selectAccounts(db).where(and(eq(hostingAccounts.id, accountId), managedBy(manager)));
   if (!row) throw notFound("Hosting account");
-  return toAccountRecord(row.hosting_accounts, row.plans);
+  return (await toAccountRecords(db, [row]))[0];
 }
 
 /** The manager's accounts by username, searched and filtered by status (GET /api/admin/accounts, CLI, key form). */
@@ -92,7 +109,7 @@ export async function listManagedAccounts(
   const rows = await selectAccounts(db)
     .where(and(managedBy(manager), searchCondition(query.search), query.status && eq(hostingAccounts.status, query.status)))
     .orderBy(asc(hostingAccounts.username));
-  return rows.map((row) => toAccountRecord(row.hosting_accounts, row.plans));
+  return toAccountRecords(db, rows);
 }
 
 /** Username, domain or email containing `search`, case-insensitively. */
@@ -115,11 +132,9 @@ export async function listAccountsPage(db: Queryable, query: ListQuery): Promise
     paged(rowsQuery, window),
     db.select({ total: count() }).from(hostingAccounts).where(where),
   ]);
+  const records = await toAccountRecords(db, rows);
   return {
-    rows: rows.map((row) => ({
-      ...toAccountRecord(row.hosting_accounts, row.plans),
-      reseller_username: row.resellers?.username ?? null,
-    })),
+    rows: records.map((record, index) => ({ ...record, reseller_username: rows[index].resellers?.username ?? null })),
     total,
   };
 }
@@ -135,9 +150,10 @@ export async function createAccount(
   actor: Actor,
   manager: AccountManager = ADMIN,
 ): Promise<HostingAccountRecord> {
-  const { username, domain: domainInput, plan: planName, reseller: resellerName, email, ...profile } =
+  const { username, domain: domainInput, plan: planName, reseller: resellerName, node: nodeName, email, ...profile } =
     createAccountSchema.parse(input);
   if (resellerName !== undefined && manager.kind === "reseller") throw validationError("reseller", ONLY_ADMINS);
+  if (nodeName !== undefined && manager.kind === "reseller") throw validationError("node", ONLY_ADMINS);
   if (await linuxUserExists(username)) throw validationError("username", "is reserved by the server (a system user)");
   // useradd --user-group makes a group of the username: an existing one (sudo, docker) would
   // either stop it or, worse, hand the account that group's rights.
@@ -149,7 +165,7 @@ export async function createAccount(
     const plan = await findPlanByName(tx, planName ?? DEFAULT_PLAN_NAME);
     if (!plan) throw validationError("plan", `names no plan ("${planName}")`);
     const resellerId = manager.kind === "reseller" ? manager.resellerId : await resellerIdOf(tx, resellerName ?? null);
-    const node = await nodeForNewAccount(tx);
+    const node = await nodeForNewAccount(tx, nodeName);
     let account: typeof hostingAccounts.$inferSelect;
     try {
       [account] = await tx
@@ -248,7 +264,7 @@ export async function updateAccountAdminFields(
     ) as Partial<typeof hostingAccounts.$inferInsert>;
     if (Object.keys(changed).length === 0) return;
     await tx.update(hostingAccounts).set(changed).where(eq(hostingAccounts.id, accountId));
-    if (changed.hasSshAccess !== undefined) await applySshAccess(current.username, changed.hasSshAccess);
+    if (changed.hasSshAccess !== undefined) await applySshAccess(tx, accountId, current.username, changed.hasSshAccess);
     // A new plan's PHP caps: the pools and sites follow in this transaction (lib/php-settings/rows.ts).
     if (changed.planId !== undefined) await syncAccountSites(tx, accountId);
     await recordAudit(tx, actor, {

@@ -5,7 +5,6 @@ import { loadEnvFile } from "@/lib/env-file";
 import { nodeConfigFile, nodeSeedFile, readNodeConfig, writeNodeConfig } from "./config";
 import { loadOrCreateIdentity } from "./identity";
 import { startAgent } from "./main";
-import { nodeOperations } from "./operations";
 import { AGENT_VERSION, PROTOCOL_VERSION } from "./protocol";
 
 // The node's two commands (README "Nodes"), run on the node itself as root:
@@ -43,7 +42,7 @@ async function join(options: Record<string, string | boolean | undefined>): Prom
 async function agent(): Promise<never> {
   if (env().databaseUrl) throw new ConfigError("A node's agent never has the panel's database: remove DATABASE_URL from this node's configuration");
   const config = await readNodeConfig();
-  const running = await startAgent(config, nodeSeedFile(), nodeOperations);
+  const running = await startAgent(config, nodeSeedFile());
   console.log(`Agent of node ${config.name} connected to ${config.nats_url}`);
   const stop = () => void running.stop().then(() => process.exit(0));
   process.once("SIGTERM", stop);

@@ -6,7 +6,7 @@ import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import type { NodeConfig } from "./config";
 import { loadOrCreateIdentity } from "./identity";
-import type { Operation } from "./operations";
+import { nodeOperations } from "./operations";
 import {
   AGENT_VERSION,
   decodeMessage,
@@ -41,11 +41,11 @@ async function heartbeat(): Promise<Heartbeat> {
 }
 
 /** Runs one job; its result (an AppError's words for a refusal, a fault's words only in this log). */
-export async function runJob(job: Job, operations: Record<string, Operation>): Promise<JobResult> {
+export async function runJob(job: Job): Promise<JobResult> {
   if (job.protocol !== PROTOCOL_VERSION) {
     return { id: job.id, ok: false, error: { code: "INTERNAL", message: `the node's agent speaks protocol ${PROTOCOL_VERSION}, the job ${job.protocol}` } };
   }
-  const operation = Object.hasOwn(operations, job.op) ? operations[job.op] : undefined;
+  const operation = Object.hasOwn(nodeOperations, job.op) ? (nodeOperations[job.op as keyof typeof nodeOperations] as (args: unknown) => Promise<unknown>) : undefined;
   if (!operation) return { id: job.id, ok: false, error: { code: "INTERNAL", message: `the node's agent has no operation ${JSON.stringify(job.op)}` } };
   try {
     return { id: job.id, ok: true, value: (await operation(job.args)) ?? null };
@@ -66,7 +66,7 @@ export interface RunningAgent {
 }
 
 /** Starts the agent of the node `config` names; returns once it is connected and consuming. */
-export async function startAgent(config: NodeConfig, seedFile: string, operations: Record<string, Operation>): Promise<RunningAgent> {
+export async function startAgent(config: NodeConfig, seedFile: string): Promise<RunningAgent> {
   const node = config.name;
   const identity = await loadOrCreateIdentity(seedFile);
   const connection = await connect({
@@ -102,7 +102,7 @@ export async function startAgent(config: NodeConfig, seedFile: string, operation
     }
     const working = setInterval(() => message.working(), WORKING_EVERY_MS);
     try {
-      publish("result", await runJob(job, operations));
+      publish("result", await runJob(job));
     } finally {
       clearInterval(working);
     }

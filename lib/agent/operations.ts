@@ -1,15 +1,67 @@
+import { env } from "@/lib/env";
+import { removeCertificate } from "@/lib/provisioning/acme";
+import { applyAccountSites, applyAllSites, createDomainRoot, provisionAccount, removeAccountSites, unprovisionAccount } from "@/lib/provisioning/hosting";
+import { prepareHome } from "@/lib/provisioning/home-layout";
+import {
+  applyAllLogins,
+  applyLoginAccess,
+  installAccountCrontab,
+  removeAccountCrontab,
+  removeAccountHome,
+  removeAccountLogins,
+  setAccountPassword,
+  setAccountQuota,
+  setLoginsSuspended,
+  writeAccountKeys,
+} from "@/lib/provisioning/logins";
+import { ensureAccount, reconcileAccounts } from "@/lib/provisioning/reconcile";
 import { AGENT_VERSION, PROTOCOL_VERSION } from "./protocol";
 
-// The operations a node carries out for the panel, by name: each applies a desired state through
-// lib/provisioning (never a command "do X once"), so running a job twice — JetStream delivers at
-// least once — changes nothing the second time. The panel's own machine (`local`) runs the same
-// functions in its process (lib/nodes/dispatch.ts).
+// The work a hosting server does for the panel, by name (README "Nodes"): each operation takes
+// plain values from the panel's database and applies them through lib/provisioning with the
+// machine's own settings. The panel's own machine (`local`) calls them in its process; another
+// node's agent calls them for the jobs on its queue (lib/nodes/hosts.ts chooses). Each applies a
+// desired state (a whole keys file, a whole crontab, every site of an account), never "do X once",
+// so running a job twice — JetStream delivers at least once — changes nothing the second time.
 
-export type Operation = (args: unknown) => Promise<unknown>;
+async function runSteps(input: { steps: { op: OperationName; args: unknown }[] }): Promise<null> {
+  for (const step of input.steps) await (nodeOperations[step.op] as (args: unknown) => Promise<unknown>)(step.args);
+  return null;
+}
 
-export const nodeOperations: Record<string, Operation> = {
+export const nodeOperations = {
   /** Who answers: the agent's version and protocol (a round trip through the node's queue). */
-  async ping() {
-    return { agent_version: AGENT_VERSION, protocol: PROTOCOL_VERSION };
+  ping: async (_input: null) => ({ agent_version: AGENT_VERSION, protocol: PROTOCOL_VERSION }),
+  /** Several operations in order, as one job (a suspension queued while the node was away). */
+  batch: runSteps,
+  "account.provision": provisionAccount,
+  "account.unprovision": unprovisionAccount,
+  "account.home": async (input: { username: string }) => prepareHome(input.username),
+  "account.access": applyLoginAccess,
+  "account.keys": writeAccountKeys,
+  "account.password": async (input: { username: string; password: string | null }) => {
+    // A home from an older version (the customer's own) becomes root's first, as sshd's chroot needs.
+    await prepareHome(input.username);
+    await setAccountPassword(input);
+  },
+  "account.logins-suspended": setLoginsSuspended,
+  "account.crontab": installAccountCrontab,
+  "account.quota": setAccountQuota,
+  "account.remove-logins": removeAccountLogins,
+  "account.remove-crontab": removeAccountCrontab,
+  "account.remove-home": removeAccountHome,
+  "sites.apply": applyAccountSites,
+  "sites.remove": removeAccountSites,
+  "sites.all": async (input: { accounts: Parameters<typeof applyAllSites>[0] }) => applyAllSites(input.accounts),
+  "domain.root": createDomainRoot,
+  "logins.all": async (input: { accounts: Parameters<typeof applyAllLogins>[0] }) => applyAllLogins(input.accounts),
+  "account.ensure": ensureAccount,
+  "node.reconcile": reconcileAccounts,
+  "certificates.remove": async (input: { domains: string[] }) => {
+    for (const domain of input.domains) await removeCertificate(env().certsDir, domain);
   },
 };
+
+export type OperationName = keyof typeof nodeOperations;
+export type OperationInput<Name extends OperationName> = Parameters<(typeof nodeOperations)[Name]>[0];
+export type OperationOutput<Name extends OperationName> = Awaited<ReturnType<(typeof nodeOperations)[Name]>>;

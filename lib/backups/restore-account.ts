@@ -10,7 +10,7 @@ import { configurePhp, createAccount, findAccountIdByUsername, getAccount, updat
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { createCronJob } from "@/lib/cron/service";
 import { assignDatabase, createDatabase, createDatabaseUser } from "@/lib/databases/service";
-import { PRIVILEGES } from "@/lib/provisioning/limits";
+import { PRIVILEGES } from "@/lib/provisioning/rules";
 import { replaceZoneRecords } from "@/lib/dns/service";
 import { DOMAIN_TYPES, SITE_PROFILES } from "@/lib/domains/schemas";
 import { createDomain, listDomains, updateDomain } from "@/lib/domains/service";

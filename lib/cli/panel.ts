@@ -24,6 +24,7 @@ import { closeNewFiles } from "@/lib/data-dir";
 import { ConfigError, env } from "@/lib/env";
 import { type EnvFile, loadEnvFile } from "@/lib/env-file";
 import { AppError, notFound } from "@/lib/errors";
+import { bodyOf, isAccepted } from "@/lib/http/accepted";
 import { closePanelBus } from "@/lib/nodes/bus";
 import { createNodeSchema } from "@/lib/nodes/schemas";
 import { createNode, deleteNode, findNodeByName, listNodes } from "@/lib/nodes/service";
@@ -228,19 +229,22 @@ const commands: Record<string, Command> = {
   },
 
   async "account suspend"(db, options, args) {
-    const account = await suspendAccount(db, ADMIN, await accountArgument(db, args), options.reason as string | undefined, actor);
-    return { json: account, text: `Account ${account.username} suspended.` };
+    const outcome = await suspendAccount(db, ADMIN, await accountArgument(db, args), options.reason as string | undefined, actor);
+    const account = bodyOf(outcome);
+    return { json: account, text: isAccepted(outcome) ? `Account ${account.username} suspended; its node ${account.node} will apply it when it is back.` : `Account ${account.username} suspended.` };
   },
 
   async "account unsuspend"(db, _options, args) {
-    const account = await unsuspendAccount(db, ADMIN, await accountArgument(db, args), actor);
-    return { json: account, text: `Account ${account.username} unsuspended.` };
+    const outcome = await unsuspendAccount(db, ADMIN, await accountArgument(db, args), actor);
+    const account = bodyOf(outcome);
+    return { json: account, text: isAccepted(outcome) ? `Account ${account.username} unsuspended; its node ${account.node} will apply it when it is back.` : `Account ${account.username} unsuspended.` };
   },
 
   async "account delete"(db, _options, args) {
     const id = await accountArgument(db, args);
-    const { message } = await terminateAccount(db, ADMIN, id, actor);
-    return { json: { id, username: args[0].trim().toLowerCase(), deleted: true }, text: `${message}.` };
+    const outcome = await terminateAccount(db, ADMIN, id, actor);
+    const { message } = bodyOf(outcome);
+    return { json: { id, username: args[0].trim().toLowerCase(), deleted: !isAccepted(outcome) }, text: `${message}.` };
   },
 
   async "key create"(db, options) {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { timestamp } from "@/lib/http/operation";
-import { scheduleProblem } from "@/lib/provisioning/crontab";
+import { scheduleProblem } from "@/lib/provisioning/rules";
 
 // An account's cron jobs (DESIGN.md "Running applications").
 

@@ -3,16 +3,15 @@ import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { cronJobs, hostingAccounts } from "@/db/schema";
 import { assertQuota, lockAccount } from "@/lib/accounts/lock";
-import { env } from "@/lib/env";
 import { notFound } from "@/lib/errors";
-import { homeOf } from "@/lib/provisioning/home-layout";
-import { installCrontab, removeCrontab, renderCrontab } from "@/lib/provisioning/crontab";
+import { hostOfAccount } from "@/lib/nodes/hosts";
+import type { CronLine } from "@/lib/provisioning/crontab";
 import type { createCronJobBodySchema, CronJobRecord, updateCronJobBodySchema } from "./schemas";
 
-// An account's cron jobs. With a Linux user per account (SYSTEM_USERS=1) every change installs
-// the account's whole crontab from the rows its transaction sees, as the change's last step and
-// under the account's row lock (a refusal rolls the change back); without, the jobs are kept
-// and installed once there is a user to run them.
+// An account's cron jobs. Every change installs the account's whole crontab on its host from the
+// rows its transaction sees, as the change's last step and under the account's row lock (a
+// refusal rolls the change back); a host without Linux users (SYSTEM_USERS) keeps none, and the
+// jobs are installed once there is a user to run them.
 
 const toRecord = (row: typeof cronJobs.$inferSelect): CronJobRecord => ({
   id: row.id,
@@ -28,25 +27,21 @@ export async function listCronJobs(db: Queryable, accountId: number): Promise<Cr
   return rows.map(toRecord);
 }
 
-/**
- * Installs the account's crontab from its rows: its enabled jobs, none while the account is
- * suspended (`suspended`: the state being applied, else the stored one).
- */
-export async function installAccountCrontab(db: Queryable, accountId: number, suspended?: boolean): Promise<void> {
-  if (!env().systemUsers) return;
+/** The account's enabled jobs, as its crontab runs them. */
+export async function accountCronLines(db: Queryable, accountId: number): Promise<CronLine[]> {
+  const rows = await db.select().from(cronJobs).where(and(eq(cronJobs.accountId, accountId), eq(cronJobs.isEnabled, true))).orderBy(asc(cronJobs.id));
+  return rows.map((row) => ({ schedule: row.schedule, command: row.command }));
+}
+
+/** Installs the account's crontab on its host from the rows `db` sees: its enabled jobs, none while it is suspended. */
+async function installCrontabOf(db: Queryable, accountId: number): Promise<void> {
   const [account] = await db
     .select({ username: hostingAccounts.username, status: hostingAccounts.status })
     .from(hostingAccounts)
     .where(eq(hostingAccounts.id, accountId));
   if (!account) return;
-  const paused = suspended ?? account.status === "suspended";
-  const rows = paused ? [] : await db.select().from(cronJobs).where(and(eq(cronJobs.accountId, accountId), eq(cronJobs.isEnabled, true))).orderBy(asc(cronJobs.id));
-  await installCrontab(account.username, renderCrontab(homeOf(account.username), rows), rows.length);
-}
-
-/** Terminate: the account's crontab goes. */
-export async function removeAccountCrontab(username: string): Promise<void> {
-  if (env().systemUsers) await removeCrontab(username);
+  const host = await hostOfAccount(db, accountId);
+  await host.run("account.crontab", { username: account.username, jobs: await accountCronLines(db, accountId), suspended: account.status === "suspended" });
 }
 
 export async function createCronJob(db: Database, accountId: number, input: z.output<typeof createCronJobBodySchema>): Promise<CronJobRecord> {
@@ -55,7 +50,7 @@ export async function createCronJob(db: Database, accountId: number, input: z.ou
     const [{ total }] = await tx.select({ total: count() }).from(cronJobs).where(eq(cronJobs.accountId, accountId));
     assertQuota(total, plan.maxCronJobs, "cron jobs");
     const [row] = await tx.insert(cronJobs).values({ accountId, schedule: input.schedule, command: input.command, isEnabled: input.is_enabled }).returning();
-    await installAccountCrontab(tx, accountId);
+    await installCrontabOf(tx, accountId);
     return toRecord(row);
   });
 }
@@ -74,7 +69,7 @@ export async function updateCronJob(
       .where(and(eq(cronJobs.id, id), eq(cronJobs.accountId, accountId)))
       .returning();
     if (!row) throw notFound("Cron job");
-    await installAccountCrontab(tx, accountId);
+    await installCrontabOf(tx, accountId);
     return toRecord(row);
   });
 }
@@ -84,7 +79,7 @@ export async function deleteCronJob(db: Database, accountId: number, id: number)
     await lockAccount(tx, accountId);
     const [row] = await tx.delete(cronJobs).where(and(eq(cronJobs.id, id), eq(cronJobs.accountId, accountId))).returning({ id: cronJobs.id });
     if (!row) throw notFound("Cron job");
-    await installAccountCrontab(tx, accountId);
+    await installCrontabOf(tx, accountId);
     return { message: "Cron job removed" };
   });
 }

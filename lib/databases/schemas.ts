@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { idField, timestamp } from "@/lib/http/operation";
-import { PRIVILEGES, type Privilege } from "@/lib/provisioning/limits";
+import { PRIVILEGES, type Privilege } from "@/lib/provisioning/rules";
 
 export { PRIVILEGES, type Privilege };
 

@@ -1,7 +1,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { preparedQuery } from "@/db/prepared";
-import { dnsRecords, domains } from "@/db/schema";
+import { dnsRecords, domains, hostingAccounts, nodes } from "@/db/schema";
 import { env } from "@/lib/env";
 import { notFound } from "@/lib/errors";
 
@@ -22,9 +22,24 @@ function soaContent(domain: string, serial: number): string {
   return `${primary}. hostmaster.${domain}. ${serial} 3600 900 1209600 300`;
 }
 
-/** A new zone: SOA, the two name servers, and an A record for the apex. */
+/**
+ * The address a domain's apex points to: the IPv4 of the node that hosts its account
+ * (README "Nodes"); the panel's own machine's (SERVER_IPV4) for `local` without one.
+ */
+async function apexAddressOf(db: Queryable, domainId: number): Promise<string> {
+  const [row] = await db
+    .select({ ipv4: nodes.ipv4 })
+    .from(domains)
+    .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
+    .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
+    .where(eq(domains.id, domainId));
+  return row?.ipv4 ?? env().serverIpv4;
+}
+
+/** A new zone: SOA, the two name servers, and an A record for the apex at its node's address. */
 export async function createZone(db: Queryable, domain: { id: number; domain: string; soaSerial: number }) {
-  const { nameservers, serverIpv4 } = env();
+  const { nameservers } = env();
+  const serverIpv4 = await apexAddressOf(db, domain.id);
   await db.insert(dnsRecords).values([
     { domainId: domain.id, name: "@", type: "SOA", content: soaContent(domain.domain, domain.soaSerial), ttl: DEFAULT_TTL },
     ...nameservers.map((ns) => ({ domainId: domain.id, name: "@", type: "NS" as const, content: ns, ttl: DEFAULT_TTL })),

@@ -12,7 +12,7 @@ import { env } from "@/lib/env";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { proxySocketPath } from "@/lib/provisioning/home-layout";
 import { provisionDomain, syncAccountSites } from "@/lib/hosting/service";
-import { removeCertificate } from "@/lib/provisioning/acme";
+import { hostOfAccount } from "@/lib/nodes/hosts";
 import { MAX_SOCKET_PATH_BYTES } from "@/lib/provisioning/nginx";
 import { removeZoneFile } from "@/lib/provisioning/zone-files";
 import { keptNameProblem, normalizeDomainName } from "./names";
@@ -331,7 +331,10 @@ export async function deleteDomain(db: Database, accountId: number, id: number):
   });
   await removeZoneFile(name);
   // Its site is gone: so is its certificate (a parked name leaves its domain's at the next issue).
-  await removeCertificate(env().certsDir, name);
+  await (await hostOfAccount(db, accountId)).run("certificates.remove", { domains: [name] }).catch((error) => {
+    // The domain is gone already: a certificate left on a node that did not answer only waits for its expiry.
+    console.error(`[domains] the certificate of ${name} was not removed:`, (error as Error).message);
+  });
   requestAutoSslCheck();
   return { message: `Domain ${name} deleted; its files remain in the home directory` };
 }

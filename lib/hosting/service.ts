@@ -1,53 +1,36 @@
-import fs from "node:fs/promises";
-import path from "node:path";
 import { and, eq, inArray } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
-import { domains, hostingAccounts, phpVersions, plans } from "@/db/schema";
+import { domains, hostingAccounts, nodes, phpVersions, plans } from "@/db/schema";
 import { siteNames } from "@/lib/domains/names";
-import { env } from "@/lib/env";
-import {
-  createDocumentRoot,
-  createSystemUser,
-  LOGIN_SHELL,
-  NO_LOGIN_SHELL,
-  removeHome,
-  removeSystemUser,
-  setLoginShell,
-} from "@/lib/provisioning/homes";
-import { removeAccountLogs } from "@/lib/provisioning/goaccess";
-import { LinkInHomeError, pathComponents } from "@/lib/provisioning/home-files";
-import { applySites, ensureLinkProtection, renderSite, type Site, type SiteChange, siteSettings, writtenSiteDomains } from "@/lib/provisioning/nginx";
+import { queueOnNode } from "@/lib/nodes/dispatch";
+import { hostOfAccount, hostOfNode } from "@/lib/nodes/hosts";
+import { LOCAL_NODE } from "@/lib/nodes/schemas";
+import type { HostedAccount, Provisioned } from "@/lib/provisioning/hosting";
+import { applyAllSites } from "@/lib/provisioning/hosting";
+import { webHostingEnabled } from "@/lib/provisioning/home-layout";
 import { writeLogrotateRules } from "@/lib/provisioning/logrotate";
-import { quotaMountPoint, setDiskQuota } from "@/lib/provisioning/quota";
-import { eachLimited } from "@/lib/provisioning/system";
-import { assertPhpInstalled, type Pool, poolSocketPath, reloadPhp, removePool, waitForPools, writePool } from "@/lib/provisioning/php-fpm";
+import { ensureLinkProtection } from "@/lib/provisioning/nginx";
+import { assertPhpInstalled } from "@/lib/provisioning/php-fpm";
+import { quotaMountPoint } from "@/lib/provisioning/quota";
 import { phpSettingsOf } from "@/lib/php-settings/rows";
-import { applyLoginAccess } from "@/lib/ssh/service";
-import { accessLogName, accountLogDir, fileOwner, homeOf, homesEnabled, NGINX_ERROR_LOG, prepareHome, proxySocketPath, webHostingEnabled } from "@/lib/provisioning/home-layout";
 
 // Web hosting (DESIGN.md "Web hosting"): what the database says each account's sites, PHP
-// pools, home and Linux user must be, handed to the provisioning modules. Every function that
-// writes reads its rows through the caller's transaction and holds the account's row lock
-// (the caller's), so two changes of one account never write from different snapshots.
+// pools, home and Linux user must be, as plain values (HostedAccount) handed to the machine that
+// hosts the account — the panel's own (`local`) or a node (lib/nodes/hosts.ts), which makes them
+// into files with lib/provisioning/hosting.ts. Every function that writes reads its rows through
+// the caller's transaction and holds the account's row lock (the caller's), so two changes of one
+// account never write from different snapshots.
 
-const poolUser = (username: string) => (env().systemUsers ? username : env().webServerGroup);
-
-/** A certificate the ACME job wrote for the domain (CERTS_DIR/<domain>/fullchain.pem + privkey.pem), if any. */
-async function certificateOf(domain: string) {
-  const dir = path.join(env().certsDir, domain);
-  const certificatePath = path.join(dir, "fullchain.pem");
-  const keyPath = path.join(dir, "privkey.pem");
-  const present = await Promise.all([certificatePath, keyPath].map((file) => fs.access(file).then(() => true, () => false)));
-  return present.every(Boolean) ? { certificatePath, keyPath } : null;
-}
-
-interface Hosting {
-  sites: Site[];
-  pools: Pool[];
-}
-
-/** The sites and pools of the given accounts (all when `accountIds` is undefined), from the database. */
-async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hosting> {
+/**
+ * The hosting of the given accounts (all when `accountIds` is undefined), from the database:
+ * their served domains with the names parked on them, PHP versions, profiles and PHP settings.
+ */
+export async function hostedAccounts(db: Queryable, accountIds?: number[]): Promise<Map<number, HostedAccount>> {
+  const accountRows = await db
+    .select({ id: hostingAccounts.id, username: hostingAccounts.username, status: hostingAccounts.status })
+    .from(hostingAccounts)
+    .where(accountIds ? inArray(hostingAccounts.id, accountIds) : undefined)
+    .orderBy(hostingAccounts.id);
   const rows = await db
     .select({
       id: domains.id,
@@ -60,114 +43,58 @@ async function loadHosting(db: Queryable, accountIds?: number[]): Promise<Hostin
       profile: domains.siteProfile,
       proxySocket: domains.proxySocket,
       accountId: domains.accountId,
-      username: hostingAccounts.username,
-      status: hostingAccounts.status,
     })
     .from(domains)
-    .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
     .leftJoin(phpVersions, eq(phpVersions.id, domains.phpVersionId))
     .where(accountIds ? inArray(domains.accountId, accountIds) : undefined)
     .orderBy(domains.id);
   const parked = new Map<number, string[]>();
   for (const row of rows) if (row.parkedOn !== null) parked.set(row.parkedOn, [...(parked.get(row.parkedOn) ?? []), row.domain]);
-  const served = rows.filter((row) => row.type !== "parked");
-  // CERTS_DIR listed once: the two files are looked for only in the directories it holds (the
-  // domains with a certificate), not for each of thousands of domains at start.
-  const certificateDirs = new Set(await fs.readdir(env().certsDir).catch(() => [] as string[]));
-  const certificates = new Map<string, Awaited<ReturnType<typeof certificateOf>>>();
-  await eachLimited(served, 64, async (row) => {
-    certificates.set(row.domain, certificateDirs.has(row.domain) ? await certificateOf(row.domain) : null);
-  });
-  const settings = await phpSettingsOf(db, [...new Set(served.map((row) => row.accountId))]);
-  const sites: Site[] = [];
-  const pools = new Map<string, Pool>();
-  for (const row of served) {
-    const home = homeOf(row.username);
-    const logs = accountLogDir(row.username);
-    const php = settings.get(row.accountId)!;
-    // Only the php profile runs PHP; a static or proxied domain never reaches a pool.
-    const version = row.fpm && row.profile === "php" ? row.php : null;
-    if (version) {
-      pools.set(`${row.username}/${version}`, {
-        username: row.username,
-        version,
-        user: poolUser(row.username),
-        listenGroup: env().webServerGroup,
-        home,
-        settings: php,
-      });
-    }
-    sites.push({
+  const settings = await phpSettingsOf(db, accountRows.map((row) => row.id));
+  const accounts = new Map<number, HostedAccount>(
+    accountRows.map((row) => [row.id, { username: row.username, suspended: row.status === "suspended", php: settings.get(row.id)!, domains: [] }]),
+  );
+  for (const row of rows) {
+    if (row.type === "parked") continue;
+    accounts.get(row.accountId)?.domains.push({
       domain: row.domain,
-      username: row.username,
       serverNames: siteNames(row.domain, row.type, parked.get(row.id) ?? []),
-      documentRoot: path.join(home, row.path ?? "public_html"),
-      accessLog: path.join(logs, accessLogName(row.domain)),
-      errorLog: path.join(logs, NGINX_ERROR_LOG),
+      path: row.path ?? "public_html",
       profile: row.profile,
-      phpSocket: version ? poolSocketPath(row.username, version) : null,
-      proxySocket: row.profile === "proxy" && row.proxySocket !== null ? proxySocketPath(row.username, row.proxySocket) : null,
-      maxBodyMb: php.post_max_size_mb,
-      suspended: row.status === "suspended",
-      tls: certificates.get(row.domain) ?? null,
+      // Only the php profile runs PHP; a static or proxied domain never reaches a pool.
+      phpVersion: row.fpm && row.profile === "php" ? row.php : null,
+      proxySocket: row.profile === "proxy" ? row.proxySocket : null,
     });
   }
-  return { sites, pools: [...pools.values()] };
+  return accounts;
 }
 
-const render = (sites: Site[]): SiteChange[] => {
-  const settings = siteSettings();
-  return sites.map((site) => ({ domain: site.domain, contents: renderSite(site, settings) }));
-};
+/** The account's hosting as the database says (`suspended`: the state being applied instead of the stored one). */
+async function hostedAccount(db: Queryable, accountId: number, suspended?: boolean): Promise<HostedAccount | null> {
+  const account = (await hostedAccounts(db, [accountId])).get(accountId);
+  if (account && suspended !== undefined) account.suspended = suspended;
+  return account ?? null;
+}
 
-const accessLogs = (sites: Site[]) => sites.map((site) => site.accessLog);
-
-/** The accounts whose sites include a proxied one: their homes need run/ (made with every home; an older home gets it here). */
-const proxyAccounts = (sites: Site[]) => [...new Set(sites.filter((site) => site.profile === "proxy").map((site) => site.username))];
-
-/** Writes the pools wanted (before the sites that use their sockets), reloading what changed. */
-async function writePools(wanted: Pool[]): Promise<void> {
-  const written = [];
-  for (const pool of wanted) if (await writePool(pool)) written.push(pool);
-  await reloadPhp(new Set(written.map((pool) => pool.version)));
-  await waitForPools(written);
+/** Every PHP version the panel knows: a host removes the account's pools of those its domains no longer use. */
+export async function knownPhpVersions(db: Queryable): Promise<string[]> {
+  return (await db.select({ version: phpVersions.version }).from(phpVersions)).map((row) => row.version);
 }
 
 /**
- * Removes the account's pools of versions no domain uses any more: only after the sites were
- * accepted, so a refused site change leaves the old sites with the pools they point at.
- */
-async function removeUnusedPools(db: Queryable, username: string, wanted: Pool[]): Promise<void> {
-  const changed = new Set<string>();
-  const known = await db.select({ version: phpVersions.version }).from(phpVersions);
-  for (const { version } of known) {
-    if (!wanted.some((pool) => pool.version === version) && (await removePool(username, version))) changed.add(version);
-  }
-  await reloadPhp(changed);
-}
-
-/**
- * (Re)writes every site and PHP pool of one account from the database: after a domain is
- * added or removed, PHP changes, the account is suspended or unsuspended. Throws 422 (and
- * changes no site) when nginx refuses the result. Call it inside the transaction of the change.
+ * (Re)writes every site and PHP pool of one account on its host: after a domain is added or
+ * removed, PHP changes, the account is suspended or unsuspended. Throws 422 (and changes no
+ * site) when nginx refuses the result. Call it inside the transaction of the change.
  */
 export async function syncAccountSites(
   db: Queryable,
   accountId: number,
   options: { removedDomains?: string[]; suspended?: boolean } = {},
 ): Promise<void> {
-  if (!webHostingEnabled()) return;
-  const [account] = await db.select({ username: hostingAccounts.username }).from(hostingAccounts).where(eq(hostingAccounts.id, accountId));
+  const account = await hostedAccount(db, accountId, options.suspended);
   if (!account) return;
-  const hosting = await loadHosting(db, [accountId]);
-  // The suspension being applied or undone (lib/accounts/lifecycle.ts), else the stored status.
-  if (options.suspended !== undefined) for (const site of hosting.sites) site.suspended = options.suspended;
-  const removedDomains = options.removedDomains ?? [];
-  for (const username of proxyAccounts(hosting.sites)) await prepareHome(username);
-  await writePools(hosting.pools);
-  const removals = removedDomains.map((domain) => ({ domain, contents: null }));
-  await applySites([...render(hosting.sites), ...removals], accessLogs(hosting.sites));
-  await removeUnusedPools(db, account.username, hosting.pools);
+  const host = await hostOfAccount(db, accountId);
+  await host.run("sites.apply", { account, removedDomains: options.removedDomains ?? [], phpVersions: await knownPhpVersions(db) });
 }
 
 /**
@@ -185,96 +112,41 @@ export async function setAccountSitesSuspended(db: Queryable, accountId: number,
   await syncAccountSites(db, accountId, { suspended });
 }
 
-/** Termination, first step: the account's sites and PHP pools go (its files stay until removeAccountHome). */
+/** Termination, first step: the account's sites and PHP pools go (its files stay until its home goes). */
 export async function removeAccountSites(db: Queryable, accountId: number): Promise<void> {
-  if (!webHostingEnabled()) return;
-  const [account] = await db.select({ username: hostingAccounts.username }).from(hostingAccounts).where(eq(hostingAccounts.id, accountId));
+  const account = await hostedAccount(db, accountId);
   if (!account) return;
-  const hosting = await loadHosting(db, [accountId]);
-  await applySites(hosting.sites.map((site) => ({ domain: site.domain, contents: null })));
-  await removeUnusedPools(db, account.username, []);
+  const host = await hostOfAccount(db, accountId);
+  await host.run("sites.remove", { username: account.username, domains: account.domains.map((domain) => domain.domain), phpVersions: await knownPhpVersions(db) });
 }
 
 /**
- * Termination, last steps: the Linux user, the home with every file of the account, and its
- * access logs and visitor statistics (a new account of the same name must see none of them).
- */
-export async function removeAccountHome(username: string): Promise<void> {
-  if (env().systemUsers) await removeSystemUser(username);
-  if (homesEnabled()) await removeHome(homeOf(username));
-  await removeAccountLogs(username);
-}
-
-/**
- * A new account's Linux user, home and main site, inside its creating transaction (its rows
- * are written, not committed). Cleans up after itself when a step fails; returns the undo
- * for a commit that fails afterwards.
+ * A new account's Linux user, home and main site on its host, inside its creating transaction
+ * (its rows are written, not committed). The host cleans up after itself when a step fails;
+ * the answer is the undo for a commit that fails afterwards.
  */
 export async function provisionAccount(db: Queryable, accountId: number): Promise<() => Promise<void>> {
-  const [account] = await db
-    .select({ username: hostingAccounts.username, ssh: hostingAccounts.hasSshAccess, diskMb: plans.diskMb })
+  const [row] = await db
+    .select({ ssh: hostingAccounts.hasSshAccess, diskMb: plans.diskMb })
     .from(hostingAccounts)
     .innerJoin(plans, eq(plans.id, hostingAccounts.planId))
     .where(eq(hostingAccounts.id, accountId));
-  const { username } = account;
-  let userCreated = false;
-  let siteDomains: string[] = [];
-  // The undo removes only what this run made: a HOME_ROOT/<username> that was there before (an
-  // administrator's copy of a site to adopt, or anything else) stays, whatever fails.
-  const homeWasThere = homesEnabled() && (await fs.lstat(homeOf(username)).then(() => true, () => false));
-  const undo = async () => {
-    if (siteDomains.length) await applySites(siteDomains.map((domain) => ({ domain, contents: null })));
-    if (userCreated) await removeSystemUser(username);
-    if (homesEnabled() && !homeWasThere) await removeHome(homeOf(username));
+  const account = (await hostedAccount(db, accountId))!;
+  const host = await hostOfAccount(db, accountId);
+  const made: Provisioned = await host.run("account.provision", { account, shell: row.ssh, diskMb: row.diskMb });
+  return async () => {
+    await host.run("account.unprovision", made);
   };
-  if (!homesEnabled()) return undo;
-  try {
-    if (env().systemUsers) {
-      await createSystemUser(username, homeOf(username), account.ssh ? LOGIN_SHELL : NO_LOGIN_SHELL);
-      userCreated = true;
-      await applyLoginAccess(username, account.ssh);
-      await setDiskQuota(username, account.diskMb);
-    }
-    await prepareHome(username);
-    if (webHostingEnabled()) {
-      const hosting = await loadHosting(db, [accountId]);
-      for (const site of hosting.sites) await createDocumentRoot(homeOf(username), site.documentRoot, fileOwner(username), env().webServerGroup);
-      siteDomains = hosting.sites.map((site) => site.domain);
-      await applySites(render(hosting.sites), accessLogs(hosting.sites));
-    }
-  } catch (error) {
-    siteDomains = [];
-    await undo().catch((cleanup) => console.error(`[web] could not undo the provisioning of ${username}:`, cleanup));
-    throw error;
-  }
-  return undo;
 }
-
-/** Whether the relative path `part` is `whole` or one of the directories on the way to it. */
-const isOnPath = (part: string, whole: string) => {
-  const [parts, wholeParts] = [pathComponents(part), pathComponents(whole)];
-  return parts.every((name, index) => wholeParts[index] === name);
-};
 
 /** A new domain's document root and the account's sites, inside the domain's creating transaction. */
 export async function provisionDomain(db: Queryable, domainId: number): Promise<void> {
-  if (!webHostingEnabled()) return;
   const [row] = await db
     .select({ accountId: domains.accountId, username: hostingAccounts.username, path: domains.domainPath })
     .from(domains)
     .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
     .where(eq(domains.id, domainId));
-  if (row.path !== null) {
-    const home = homeOf(row.username);
-    try {
-      await prepareHome(row.username);
-      await createDocumentRoot(home, path.join(home, row.path), fileOwner(row.username), env().webServerGroup);
-    } catch (error) {
-      // A link the customer put on the way: 422 naming domain_path when it is on that path.
-      if (error instanceof LinkInHomeError && isOnPath(error.relativePath, row.path)) throw error.forField("domain_path");
-      throw error;
-    }
-  }
+  if (row.path !== null) await (await hostOfAccount(db, row.accountId)).run("domain.root", { username: row.username, path: row.path });
   await syncAccountSites(db, row.accountId);
 }
 
@@ -284,10 +156,8 @@ export async function assertPhpUsable(version: string): Promise<void> {
 }
 
 /** The admin's SSH toggle: the Linux user's login shell follows it, and with SSH_SERVER whether it is chrooted to SFTP. */
-export async function applySshAccess(username: string, hasSshAccess: boolean): Promise<void> {
-  if (!env().systemUsers) return;
-  await setLoginShell(username, hasSshAccess ? LOGIN_SHELL : NO_LOGIN_SHELL);
-  await applyLoginAccess(username, hasSshAccess);
+export async function applySshAccess(db: Queryable, accountId: number, username: string, hasSshAccess: boolean): Promise<void> {
+  await (await hostOfAccount(db, accountId)).run("account.access", { username, shell: hasSshAccess });
 }
 
 /**
@@ -317,51 +187,42 @@ export async function syncAllSites(db: Queryable, whileTesting: () => Promise<vo
   }
 }
 
+/**
+ * The panel's own machine's sites (the accounts of `local`). A stored value a renderer refuses
+ * (render-checks.ts) is logged, and that site or pool keeps the file it has: one bad row must not
+ * keep the panel, or every other site, from starting.
+ */
 async function writeAllSites(db: Queryable, onTestStart: () => void): Promise<void> {
-  const hosting = await loadHosting(db);
-  // A stored value a renderer refuses (render-checks.ts) is logged, and that site or pool keeps
-  // the file it has: one bad row must not keep the panel, or every other site, from starting.
-  const changes: SiteChange[] = [];
-  const settings = siteSettings();
-  for (const site of hosting.sites) {
-    try {
-      changes.push({ domain: site.domain, contents: renderSite(site, settings) });
-    } catch (error) {
-      console.error("[web] a site was not written at start:", (error as Error).message);
-    }
-  }
-  for (const username of proxyAccounts(hosting.sites)) {
-    await prepareHome(username).catch((error) => console.error(`[web] the home of ${username} could not be prepared at start:`, (error as Error).message));
-  }
-  const hosted = new Set(hosting.sites.map((site) => site.domain));
-  for (const domain of await writtenSiteDomains()) if (!hosted.has(domain)) changes.push({ domain, contents: null });
-  const versions = new Set<string>();
-  for (const pool of hosting.pools) {
-    try {
-      if (await writePool(pool)) versions.add(pool.version);
-    } catch (error) {
-      console.error("[web] a PHP pool was not written at start:", (error as Error).message);
-    }
-  }
-  await reloadPhp(versions);
-  try {
-    await applySites(changes, accessLogs(hosting.sites), onTestStart);
-  } catch (error) {
-    console.error("[web] the sites could not be written at start:", (error as Error).message);
-  }
+  const local = await db
+    .select({ id: hostingAccounts.id })
+    .from(hostingAccounts)
+    .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
+    .where(eq(nodes.name, LOCAL_NODE));
+  const accounts = local.length ? await hostedAccounts(db, local.map((row) => row.id)) : new Map();
+  await applyAllSites([...accounts.values()], onTestStart);
 }
 
 /**
  * The plan's disk_mb as the kernel quota of the accounts' Linux users (all, or those on
- * `planId`), where HOME_ROOT's file system has user quotas (lib/provisioning/quota.ts): at start,
- * after a plan's disk_mb or an account's plan changed. Without quotas: nothing to do.
+ * `planId`, or one account), where their host's file system has user quotas
+ * (lib/provisioning/quota.ts): at start (the panel's own machine), after a plan's disk_mb or an
+ * account's plan changed. An account on another node gets it as queued work (lib/nodes/reconcile.ts):
+ * a plan change does not wait for every node.
  */
 export async function applyDiskQuotas(db: Queryable, where: { planId?: number; accountId?: number } = {}): Promise<void> {
-  if (!(await quotaMountPoint())) return;
+  const localQuotas = Boolean(await quotaMountPoint());
   const accounts = await db
-    .select({ username: hostingAccounts.username, diskMb: plans.diskMb })
+    .select({ id: hostingAccounts.id, username: hostingAccounts.username, diskMb: plans.diskMb, node: nodes })
     .from(hostingAccounts)
     .innerJoin(plans, eq(plans.id, hostingAccounts.planId))
+    .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
     .where(and(where.planId === undefined ? undefined : eq(plans.id, where.planId), where.accountId === undefined ? undefined : eq(hostingAccounts.id, where.accountId)));
-  for (const account of accounts) await setDiskQuota(account.username, account.diskMb);
+  for (const account of accounts) {
+    const input = { username: account.username, diskMb: account.diskMb };
+    if (account.node.name === LOCAL_NODE) {
+      if (localQuotas) await hostOfNode(account.node).run("account.quota", input);
+    } else {
+      await queueOnNode(db, account.node, account.id, "quota", "account.quota", input);
+    }
+  }
 }

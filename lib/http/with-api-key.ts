@@ -5,6 +5,7 @@ import { AuthFailure, authenticate, type Principal } from "@/lib/auth/authentica
 import type { AccountRef } from "@/lib/auth/key-cache";
 import { AppError } from "@/lib/errors";
 import { IDEMPOTENCY_FIELD, runOnce } from "@/lib/idempotency/service";
+import { type Accepted, isAccepted } from "./accepted";
 import { BodyTooLargeError, readBoundedText } from "./body";
 import { clientAddressOf } from "./client-address";
 import type { Operation } from "./operation";
@@ -76,7 +77,7 @@ function parseOrReject(schema: z.ZodType | undefined, value: unknown) {
  */
 export function withApiKey<Op extends Operation>(
   operation: Op,
-  handler: (context: ContextFor<Op>) => Promise<z.input<Op["response"]>>,
+  handler: (context: ContextFor<Op>) => Promise<z.input<Op["response"]> | Accepted<z.input<Op["response"]>>>,
 ) {
   const context = `${operation.method} ${operation.path}`;
   const shapeResponse = responseShaper(operation.response);
@@ -108,6 +109,8 @@ export function withApiKey<Op extends Operation>(
       const answer = async () => {
         try {
           const result = await handler({ principal, account, params, query, body, request } as ContextFor<Op>);
+          // 202: recorded, carried out later (an account's node that does not answer now).
+          if (isAccepted(result)) return json(shapeResponse(result.body), 202);
           return json(shapeResponse(result), operation.successStatus);
         } catch (error) {
           return toErrorResponse(error, context);

@@ -84,8 +84,9 @@ export async function publishQueuedJobs(db: Queryable, nodeId: number): Promise<
   const connecting = panelBus();
   if (!connecting) return;
   const bus = await connecting;
-  const [node] = await db.select({ name: nodes.name }).from(nodes).where(eq(nodes.id, nodeId));
-  if (!node) return;
+  const [node] = await db.select().from(nodes).where(eq(nodes.id, nodeId));
+  // An agent older than the panel gets nothing: its work waits until it is updated.
+  if (!node || (node.protocolVersion ?? 0) < PROTOCOL_VERSION) return;
   const waiting = await db
     .select({ id: nodeJobs.id, payload: nodeJobs.payload })
     .from(nodeJobs)

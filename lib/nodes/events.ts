@@ -1,16 +1,25 @@
-import { and, eq, isNotNull } from "drizzle-orm";
+import { and, eq, isNotNull, isNull } from "drizzle-orm";
 import type { Database } from "@/db/client";
-import { nodes } from "@/db/schema";
+import { nodeJobs, nodes } from "@/db/schema";
+import { finishTermination } from "@/lib/accounts/lifecycle";
 import type { Heartbeat, Hello, JobResult } from "@/lib/agent/protocol";
 import { env } from "@/lib/env";
 import { ensureNodeConsumer, panelBus, subscribeNodeEvents } from "./bus";
 import { publishQueuedJobs, recordJobResult } from "./dispatch";
+import { queueNodeReconcile } from "./reconcile";
 import { applyNodeAuthorization, recordHeartbeat } from "./service";
 
 // What the panel does with its nodes at start (server.ts) when NATS_URL is set: the NATS
 // authorization written from the database, a consumer for every enrolled node, and the nodes'
 // events handled as they come — each by one panel instance, attributed to the node whose
-// subject (and so whose credentials) carried it.
+// subject (and so whose credentials) carried it:
+//   hello      the agent (re)connected: the queued work it missed is published, then the whole
+//              state of its accounts (lib/nodes/reconcile.ts)
+//   heartbeat  its last heartbeat, disk and load
+//   result     a queued job done or failed; a termination's records go once its node removed it
+
+/** How often queued work a stopped panel did not publish is looked for (it is published after its commit otherwise). */
+const OUTBOX_SWEEP_MS = 10_000;
 
 export async function startNodeEvents(db: Database): Promise<void> {
   if (!env().nats) return;
@@ -20,14 +29,23 @@ export async function startNodeEvents(db: Database): Promise<void> {
   for (const { name } of await db.select({ name: nodes.name }).from(nodes).where(isNotNull(nodes.publicKey))) await ensureNodeConsumer(bus, name);
   subscribeNodeEvents(bus, async ({ node, kind, body }) => {
     // A subject of a node that is not (or no longer) enrolled: nothing it says counts.
-    const [known] = await db.select({ id: nodes.id }).from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
+    const [known] = await db.select().from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
     if (!known) return;
     if (kind === "heartbeat") await recordHeartbeat(db, node, body as Heartbeat);
     if (kind === "hello") {
       await recordHeartbeat(db, node, body as Hello);
-      // Queued work that could not be published while the node was away (or the panel down).
       await publishQueuedJobs(db, known.id);
+      await queueNodeReconcile(db, known);
     }
-    if (kind === "result") await recordJobResult(db, known.id, body as JobResult);
+    if (kind === "result") {
+      const job = await recordJobResult(db, known.id, body as JobResult);
+      if (job?.kind === "terminate" && job.state === "done" && job.accountId !== null) await finishTermination(db, job.accountId);
+    }
   });
+  setInterval(() => void sweepOutbox(db).catch((error) => console.error("[nodes] publishing queued work:", (error as Error).message)), OUTBOX_SWEEP_MS).unref();
+}
+
+async function sweepOutbox(db: Database): Promise<void> {
+  const waiting = await db.selectDistinct({ nodeId: nodeJobs.nodeId }).from(nodeJobs).where(isNull(nodeJobs.publishedAt));
+  for (const { nodeId } of waiting) await publishQueuedJobs(db, nodeId);
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PHP_SETTING_MAXIMA, type PhpSettings } from "@/lib/provisioning/limits";
+import { PHP_SETTING_MAXIMA, type PhpSettings } from "@/lib/provisioning/rules";
 
 // An account's PHP settings (DESIGN.md "Running applications"), written as php_admin_value in
 // every pool of the account; nginx's client_max_body_size follows post_max_size_mb.

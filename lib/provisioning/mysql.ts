@@ -3,7 +3,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import mysql from "mysql2/promise";
-import { PRIVILEGES } from "./limits";
+import { PRIVILEGES } from "./rules";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { stopOnAbort } from "./stop-on-abort";

@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { SSH_KEY_TYPES } from "./limits";
+import { SSH_KEY_TYPES } from "./rules";
 import { checkedAbsolutePath, checkedLinuxName, checkedString, refuseRenderedValue } from "./render-checks";
 import { makeDirectories, readIfExists, runCommand, writeAtomically } from "./system";
 

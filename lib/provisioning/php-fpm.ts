@@ -3,7 +3,7 @@ import net from "node:net";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { validationError } from "@/lib/errors";
-import { PHP_SETTING_MAXIMA, type PhpSettings } from "./limits";
+import { PHP_SETTING_MAXIMA, type PhpSettings } from "./rules";
 import { checkedAbsolutePath, checkedInteger, checkedLinuxName, checkedPathInside, refuseRenderedValue } from "./render-checks";
 import { makeDirectories, readIfExists, runCommand, writeAtomically } from "./system";
 

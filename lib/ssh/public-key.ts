@@ -1,5 +1,5 @@
 import { createHash, createPublicKey, type JsonWebKey } from "node:crypto";
-import { SSH_KEY_TYPES, type SshKeyType } from "@/lib/provisioning/limits";
+import { SSH_KEY_TYPES, type SshKeyType } from "@/lib/provisioning/rules";
 
 // One OpenSSH public key line ("ssh-ed25519 AAAA… comment"), checked the way sshd reads it: the
 // key's blob is decoded and taken apart (RFC 4253 §6.6, RFC 5656 §3.1, RFC 8709 §4), the key is

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { timestamp } from "@/lib/http/operation";
-import { SSH_KEY_TYPES } from "@/lib/provisioning/limits";
+import { SSH_KEY_TYPES } from "@/lib/provisioning/rules";
 
 // Customer file access (DESIGN.md "Files and SSH"): SSH keys and the login password.
 

@@ -1,30 +1,15 @@
 import { and, asc, count, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
-import { hostingAccounts, sshKeys } from "@/db/schema";
+import { hostingAccounts, nodes, sshKeys } from "@/db/schema";
 import { assertQuota, lockAccount } from "@/lib/accounts/lock";
-import { env } from "@/lib/env";
-import { prepareHome } from "@/lib/provisioning/home-layout";
 import { AppError, notFound, pgErrorCode, validationError } from "@/lib/errors";
-import {
-  endUserSessions,
-  ensureGroup,
-  groupIdOf,
-  setGroupMembers,
-  setLoginExpired,
-  setLoginPassword,
-  setSupplementaryGroups,
-} from "@/lib/provisioning/homes";
-import { linuxGroupIds, linuxUsernames } from "@/lib/provisioning/passwd";
-import {
-  applySshdConfig,
-  keysFileUsernames,
-  removeAuthorizedKeys,
-  renderAuthorizedKeys,
-  renderSshdConfig,
-  writeAuthorizedKeys,
-} from "@/lib/provisioning/openssh";
-import type { SshKeyType } from "@/lib/provisioning/limits";
+import { NodeUnavailableError } from "@/lib/nodes/dispatch";
+import { hostOfAccount } from "@/lib/nodes/hosts";
+import { LOCAL_NODE } from "@/lib/nodes/schemas";
+import type { SshKeyType } from "@/lib/provisioning/rules";
+import { applyAllLogins, type LoginAccount, sshEnabled } from "@/lib/provisioning/logins";
+import type { AuthorizedKey } from "@/lib/provisioning/openssh";
 import { BadPublicKeyError, parsePublicKey } from "./public-key";
 import type { createSshKeyBodySchema, SshKeyRecord, setPasswordBodySchema } from "./schemas";
 
@@ -38,7 +23,7 @@ import type { createSshKeyBodySchema, SshKeyRecord, setPasswordBodySchema } from
 /** Keys per account: the keys file stays small, and sshd reads it at every login. */
 export const MAX_SSH_KEYS = 100;
 
-export const sshEnabled = () => env().ssh !== null;
+export { sshEnabled };
 
 function toRecord(row: typeof sshKeys.$inferSelect): SshKeyRecord {
   return { id: row.id, name: row.name, type: row.keyType as SshKeyType, fingerprint: row.fingerprint, created_at: row.createdAt.toISOString() };
@@ -50,40 +35,30 @@ export async function listSshKeys(db: Queryable, accountId: number): Promise<{ s
   return { ssh_keys: rows.map(toRecord) };
 }
 
-/** Writes an account's keys file: its keys, none while suspended. */
-async function writeKeysFile(
-  account: { username: string; suspended: boolean },
-  rows: (typeof sshKeys.$inferSelect)[],
-  gid: number,
-): Promise<void> {
-  const keys = rows.map((row) => ({ id: row.id, type: row.keyType, data: row.keyData }));
-  await writeAuthorizedKeys(account.username, gid, renderAuthorizedKeys(keys, account.suspended));
+/** The account's keys as its keys file holds them (type and blob; the names stay in the database). */
+export async function accountKeys(db: Queryable, accountId: number): Promise<AuthorizedKey[]> {
+  const rows = await db.select().from(sshKeys).where(eq(sshKeys.accountId, accountId)).orderBy(asc(sshKeys.id));
+  return rows.map((row) => ({ id: row.id, type: row.keyType, data: row.keyData }));
 }
 
-/** Rewrites the account's keys file from the rows `db` sees (`suspended`: the state being applied). */
-async function writeAccountKeys(db: Queryable, accountId: number, suspended?: boolean): Promise<void> {
-  if (!sshEnabled()) return;
+/** Rewrites the account's keys file on its host from the rows `db` sees. */
+async function writeKeysOf(db: Queryable, accountId: number): Promise<void> {
   const [account] = await db
     .select({ username: hostingAccounts.username, status: hostingAccounts.status })
     .from(hostingAccounts)
     .where(eq(hostingAccounts.id, accountId));
   if (!account) return;
-  const rows = await db.select().from(sshKeys).where(eq(sshKeys.accountId, accountId)).orderBy(asc(sshKeys.id));
-  await writeKeysFile(
-    { username: account.username, suspended: suspended ?? account.status === "suspended" },
-    rows,
-    await groupIdOf(account.username),
-  );
+  const host = await hostOfAccount(db, accountId);
+  await host.run("account.keys", { username: account.username, keys: await accountKeys(db, accountId), suspended: account.status === "suspended" });
 }
 
 /**
  * Before a first login: a home made by an older version (the customer's own) becomes root's,
- * as sshd's chroot needs (lib/hosting/home.ts); a repaired home is left as it is.
+ * as sshd's chroot needs (lib/provisioning/home-layout.ts); a repaired home is left as it is.
  */
 async function prepareLoginHome(db: Queryable, accountId: number): Promise<void> {
-  if (!sshEnabled()) return;
   const [account] = await db.select({ username: hostingAccounts.username }).from(hostingAccounts).where(eq(hostingAccounts.id, accountId));
-  if (account) await prepareHome(account.username);
+  if (account) await (await hostOfAccount(db, accountId)).run("account.home", { username: account.username });
 }
 
 /** A change of keys in one transaction; when it fails, the file is written again from what is committed. */
@@ -92,11 +67,13 @@ async function changeKeys<T>(db: Database, accountId: number, change: (tx: Query
     return await db.transaction(async (tx) => {
       await lockAccount(tx, accountId);
       const result = await change(tx);
-      await writeAccountKeys(tx, accountId);
+      await writeKeysOf(tx, accountId);
       return result;
     });
   } catch (error) {
-    await writeAccountKeys(db, accountId).catch((rewrite) => console.error("[ssh] could not rewrite the keys file:", rewrite));
+    if (!(error instanceof NodeUnavailableError)) {
+      await writeKeysOf(db, accountId).catch((rewrite) => console.error("[ssh] could not rewrite the keys file:", rewrite));
+    }
     throw error;
   }
 }
@@ -156,76 +133,47 @@ export async function setAccountPassword(
   accountId: number,
   input: z.output<typeof setPasswordBodySchema> | null,
 ): Promise<{ message: string }> {
-  assertSshEnabled();
   return db.transaction(async (tx) => {
     const [account] = await tx.select({ username: hostingAccounts.username }).from(hostingAccounts).where(eq(hostingAccounts.id, accountId)).for("update");
     if (!account) throw notFound("Hosting account");
-    await prepareLoginHome(tx, accountId);
-    await setLoginPassword(account.username, input?.password ?? null);
+    const host = await hostOfAccount(tx, accountId);
+    // The panel's own machine says here whether it runs SSH; another node's agent says it in its answer.
+    if (host.local) assertSshEnabled();
+    await host.run("account.password", { username: account.username, password: input?.password ?? null });
     return { message: input ? "Password set: SFTP and SSH accept it" : "Password removed: SFTP and SSH accept keys only" };
   });
 }
 
-/** The group that decides how the account logs in: a real shell, or SFTP only in a chroot. */
-const accessGroup = (hasShell: boolean) => (hasShell ? env().ssh!.shellGroup : env().ssh!.sftpGroup);
-
-/** A new account's (or a changed SSH toggle's) way of logging in. */
-export async function applyLoginAccess(username: string, hasShell: boolean): Promise<void> {
-  if (sshEnabled()) await setSupplementaryGroups(username, [accessGroup(hasShell)]);
-}
-
 /**
- * Suspend: the Linux user expires (every key and password refused), the keys file is emptied and
- * running sessions end. Unsuspend: the expiry is lifted and the keys written back.
- */
-export async function setAccountLoginsSuspended(db: Queryable, accountId: number, username: string, suspended: boolean): Promise<void> {
-  if (!sshEnabled()) return;
-  await setLoginExpired(username, suspended);
-  await writeAccountKeys(db, accountId, suspended);
-  if (suspended) await endUserSessions(username);
-}
-
-/** Terminate: the account's keys file goes (its user and sessions go with the system user). */
-export async function removeAccountLogins(username: string): Promise<void> {
-  if (sshEnabled()) await removeAuthorizedKeys(username);
-}
-
-/**
- * At start: the two groups exist and hold exactly the accounts that belong in them, every
- * account's keys file is written from the database (files of accounts that are gone are
- * removed), and the sshd drop-in is written, tested and reloaded when it changed. A drop-in sshd
- * refuses is logged; the panel starts with the previous one.
+ * At start: the login state of every account of the panel's own machine (`local`): the two
+ * groups, every keys file, the sshd drop-in (lib/provisioning/logins.ts applyAllLogins).
  */
 export async function syncSshServer(db: Queryable): Promise<void> {
-  const ssh = env().ssh;
-  if (!ssh) return;
-  const [accounts, keyRows, users, groupIds] = await Promise.all([
+  if (!sshEnabled()) return;
+  await applyAllLogins(await loginAccounts(db, LOCAL_NODE));
+}
+
+/** What the SSH server of `node` needs of each account it hosts (a reconcile, lib/nodes/reconcile.ts). */
+export async function loginAccounts(db: Queryable, node: string): Promise<LoginAccount[]> {
+  const [accounts, keyRows] = await Promise.all([
     db
       .select({ id: hostingAccounts.id, username: hostingAccounts.username, shell: hostingAccounts.hasSshAccess, status: hostingAccounts.status })
       .from(hostingAccounts)
+      .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
+      .where(eq(nodes.name, node))
       .orderBy(asc(hostingAccounts.username)),
-    db.select().from(sshKeys).orderBy(asc(sshKeys.id)),
-    linuxUsernames(),
-    linuxGroupIds(),
+    db
+      .select({ id: sshKeys.id, accountId: sshKeys.accountId, type: sshKeys.keyType, data: sshKeys.keyData })
+      .from(sshKeys)
+      .innerJoin(hostingAccounts, eq(hostingAccounts.id, sshKeys.accountId))
+      .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
+      .where(eq(nodes.name, node))
+      .orderBy(asc(sshKeys.id)),
   ]);
-  // Accounts made before SYSTEM_USERS was set have no Linux user: nothing to log in as.
-  const withUsers = accounts.filter((account) => users.has(account.username));
-  for (const group of [ssh.sftpGroup, ssh.shellGroup]) await ensureGroup(group);
-  await setGroupMembers(ssh.sftpGroup, withUsers.filter((account) => !account.shell).map((account) => account.username));
-  await setGroupMembers(ssh.shellGroup, withUsers.filter((account) => account.shell).map((account) => account.username));
-  for (const account of withUsers) {
-    try {
-      const rows = keyRows.filter((row) => row.accountId === account.id);
-      await writeKeysFile({ username: account.username, suspended: account.status === "suspended" }, rows, groupIds.get(account.username)!);
-    } catch (error) {
-      console.error(`[ssh] the keys file of ${account.username} was not written at start:`, (error as Error).message);
-    }
-  }
-  const known = new Set(withUsers.map((account) => account.username));
-  for (const username of await keysFileUsernames()) if (!known.has(username)) await removeAuthorizedKeys(username);
-  try {
-    await applySshdConfig(renderSshdConfig(ssh));
-  } catch (error) {
-    console.error("[ssh] the sshd drop-in was not written at start:", (error as Error).message);
-  }
+  return accounts.map((account) => ({
+    username: account.username,
+    shell: account.shell,
+    suspended: account.status === "suspended",
+    keys: keyRows.filter((row) => row.accountId === account.id).map(({ id, type, data }) => ({ id, type, data })),
+  }));
 }

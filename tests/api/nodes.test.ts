@@ -8,7 +8,6 @@ import { connect, nkeyAuthenticator } from "@nats-io/transport-node";
 import type { Database } from "@/db/client";
 import { startAgent } from "@/lib/agent/main";
 import { loadOrCreateIdentity } from "@/lib/agent/identity";
-import { nodeOperations } from "@/lib/agent/operations";
 import { decodeMessage, encodeMessage, JOBS_STREAM, PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import { runPanel } from "../support/cli";
 import { testBackends } from "../support/database";
@@ -98,7 +97,7 @@ for (const backend of testBackends()) {
     test("a node's agent connects, heartbeats, and runs a job from its queue", async () => {
       const n1 = nodes.n1;
       const config = JSON.parse(fs.readFileSync(path.join(n1.dir.DATA_DIR, "node.json"), "utf8"));
-      const agent = await startAgent(config, seedOf(n1.dir), nodeOperations);
+      const agent = await startAgent(config, seedOf(n1.dir));
       try {
         const node = await waitFor("n1's heartbeat", async () => {
           const { body } = await admin().get(`/api/admin/nodes/${n1.id}`);
@@ -166,7 +165,7 @@ for (const backend of testBackends()) {
     test("a revoked node's agent is disconnected within 5 s and its key cannot connect again", async () => {
       const n2 = nodes.n2;
       const config = JSON.parse(fs.readFileSync(path.join(n2.dir.DATA_DIR, "node.json"), "utf8"));
-      const agent = await startAgent(config, seedOf(n2.dir), nodeOperations);
+      const agent = await startAgent(config, seedOf(n2.dir));
       await waitFor("n2's heartbeat", async () => (await admin().get(`/api/admin/nodes/${n2.id}`)).body.state === "active");
       const revokedAt = Date.now();
       assert.equal((await admin().delete(`/api/admin/nodes/${n2.id}`)).status, 200);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { test } from "node:test";
-import { scheduleProblem } from "@/lib/provisioning/crontab";
+import { scheduleProblem } from "@/lib/provisioning/rules";
 import { renderCrontab } from "@/lib/provisioning/crontab";
 
 // Cron schedules as cron reads them, and the crontab renderer's own checks (fed directly, as a

@@ -1,0 +1,64 @@
+import { eq } from "drizzle-orm";
+import { getDb, type Queryable } from "@/db/client";
+import { hostingAccounts, nodes } from "@/db/schema";
+import { nodeOperations, type OperationInput, type OperationName, type OperationOutput } from "@/lib/agent/operations";
+import { notFound } from "@/lib/errors";
+import { runOnNodeNow } from "./dispatch";
+import { LOCAL_NODE } from "./schemas";
+
+// Where an account's work runs (README "Nodes"): the machine that hosts it. For `local`, the
+// panel's own machine, an operation of lib/agent/operations.ts is a function call in this
+// process; for any other node it is a job on that node's queue, waited for (lib/nodes/dispatch.ts:
+// a refusal is a 422, silence a 503 naming the node). Services ask for the host of the account
+// they change and run the same operations either way.
+
+export type NodeRow = typeof nodes.$inferSelect;
+
+export interface Host {
+  node: NodeRow;
+  local: boolean;
+  run<Name extends OperationName>(op: Name, input: OperationInput<Name>): Promise<OperationOutput<Name>>;
+}
+
+const runHere = <Name extends OperationName>(op: Name, input: OperationInput<Name>) =>
+  (nodeOperations[op] as (input: OperationInput<Name>) => Promise<OperationOutput<Name>>)(input);
+
+/**
+ * The host of `node`. `accountId`: the account whose change this is; when its node took a job
+ * but did not answer in time, a reconcile of the account is queued once the change has been
+ * rolled back (lib/nodes/reconcile.ts), so the node ends as the database says.
+ */
+export function hostOfNode(node: NodeRow, accountId?: number): Host {
+  if (node.name === LOCAL_NODE) return { node, local: true, run: runHere };
+  const afterSilence = accountId === undefined ? undefined : async () => scheduleAccountReconcile(accountId);
+  return {
+    node,
+    local: false,
+    run: async (op, input) => (await runOnNodeNow(node, op, input, afterSilence)) as OperationOutput<typeof op>,
+  };
+}
+
+/** The node of an account (404 when there is no such account). */
+export async function nodeOfAccount(db: Queryable, accountId: number): Promise<NodeRow> {
+  const [row] = await db.select({ node: nodes }).from(hostingAccounts).innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId)).where(eq(hostingAccounts.id, accountId));
+  if (!row) throw notFound("Hosting account");
+  return row.node;
+}
+
+/** The host of an account (404 when there is no such account). */
+export async function hostOfAccount(db: Queryable, accountId: number): Promise<Host> {
+  return hostOfNode(await nodeOfAccount(db, accountId), accountId);
+}
+
+/**
+ * After the transaction that waited has ended (rolled back): its connection may be the only one
+ * (PGlite), so the reconcile is queued from the panel's own connection on the next turn.
+ */
+function scheduleAccountReconcile(accountId: number): void {
+  setImmediate(() => {
+    void (async () => {
+      const { queueAccountReconcile } = await import("./reconcile");
+      await queueAccountReconcile(await getDb(), accountId);
+    })().catch((error) => console.error(`[nodes] could not queue the reconcile of account ${accountId}:`, (error as Error).message));
+  });
+}

@@ -1,0 +1,62 @@
+import { and, asc, eq, inArray } from "drizzle-orm";
+import type { Database, Queryable } from "@/db/client";
+import { cronJobs, hostingAccounts, nodes, plans } from "@/db/schema";
+import { hostedAccounts, knownPhpVersions } from "@/lib/hosting/service";
+import type { AccountState } from "@/lib/provisioning/reconcile";
+import { loginAccounts } from "@/lib/ssh/service";
+import { publishQueuedJobs, queueOnNode } from "./dispatch";
+import type { NodeRow } from "./hosts";
+
+// The whole state of a node's accounts from the panel's database (README "Nodes"), queued for
+// the node: every account of it when its agent says hello (it may have missed anything while it
+// was away), one account after a change the node took but did not answer in time (the change was
+// rolled back; the node must end as the database says). The node applies it with
+// lib/provisioning/reconcile.ts.
+
+/** The state of the accounts of `node` (or only `accountIds` of them). */
+async function accountStates(db: Queryable, node: NodeRow, accountIds?: number[]): Promise<AccountState[]> {
+  const rows = await db
+    .select({ id: hostingAccounts.id, shell: hostingAccounts.hasSshAccess, diskMb: plans.diskMb })
+    .from(hostingAccounts)
+    .innerJoin(plans, eq(plans.id, hostingAccounts.planId))
+    .where(and(eq(hostingAccounts.nodeId, node.id), accountIds ? inArray(hostingAccounts.id, accountIds) : undefined))
+    .orderBy(asc(hostingAccounts.id));
+  if (rows.length === 0) return [];
+  const ids = rows.map((row) => row.id);
+  const [hosting, logins, cron] = await Promise.all([
+    hostedAccounts(db, ids),
+    loginAccounts(db, node.name),
+    db
+      .select({ accountId: cronJobs.accountId, schedule: cronJobs.schedule, command: cronJobs.command })
+      .from(cronJobs)
+      .where(and(inArray(cronJobs.accountId, ids), eq(cronJobs.isEnabled, true)))
+      .orderBy(asc(cronJobs.id)),
+  ]);
+  const keysOf = new Map(logins.map((login) => [login.username, login.keys]));
+  return rows.map((row) => {
+    const account = hosting.get(row.id)!;
+    return {
+      account,
+      shell: row.shell,
+      diskMb: row.diskMb,
+      keys: keysOf.get(account.username) ?? [],
+      cron: cron.filter((job) => job.accountId === row.id).map(({ schedule, command }) => ({ schedule, command })),
+    };
+  });
+}
+
+/** Queues the reconcile of one account for its node, and publishes it. */
+export async function queueAccountReconcile(db: Database, accountId: number): Promise<void> {
+  const [row] = await db.select({ node: nodes }).from(hostingAccounts).innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId)).where(eq(hostingAccounts.id, accountId));
+  if (!row) return;
+  const [state] = await accountStates(db, row.node, [accountId]);
+  await queueOnNode(db, row.node, accountId, "reconcile", "account.ensure", { state, phpVersions: await knownPhpVersions(db) });
+  await publishQueuedJobs(db, row.node.id);
+}
+
+/** Queues the reconcile of every account of `node` (its agent said hello), and publishes it. */
+export async function queueNodeReconcile(db: Database, node: NodeRow): Promise<void> {
+  const accounts = await accountStates(db, node);
+  await queueOnNode(db, node, null, "reconcile", "node.reconcile", { accounts, phpVersions: await knownPhpVersions(db) });
+  await publishQueuedJobs(db, node.id);
+}

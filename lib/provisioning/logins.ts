@@ -1,0 +1,141 @@
+import { env } from "@/lib/env";
+import { installCrontab, removeCrontab, renderCrontab, type CronLine } from "./crontab";
+import { homeOf, homesEnabled } from "./home-layout";
+import {
+  createSystemUser,
+  endUserSessions,
+  ensureGroup,
+  groupIdOf,
+  LOGIN_SHELL,
+  NO_LOGIN_SHELL,
+  removeHome,
+  removeSystemUser,
+  setGroupMembers,
+  setLoginExpired,
+  setLoginPassword,
+  setLoginShell,
+  setSupplementaryGroups,
+} from "./homes";
+import { removeAccountLogs } from "./goaccess";
+import { type AuthorizedKey, applySshdConfig, keysFileUsernames, removeAuthorizedKeys, renderAuthorizedKeys, renderSshdConfig, writeAuthorizedKeys } from "./openssh";
+import { linuxGroupIds, linuxUsernames } from "./passwd";
+import { setDiskQuota } from "./quota";
+
+// An account's Linux user on the machine that hosts it (README "Files and SSH", "Nodes"): the
+// user and its home, how it logs in (SFTP only or a shell, its keys, its password, suspended or
+// not), its crontab and its disk quota — each from plain values the panel's database gave, so
+// the panel's own machine and a node's agent run the same steps. Without SYSTEM_USERS there is
+// no Linux user and these do nothing (SSH_SERVER needs SYSTEM_USERS).
+
+export const sshEnabled = () => env().ssh !== null;
+
+/** The group that decides how the account logs in: a real shell, or SFTP only in a chroot. */
+const accessGroup = (hasShell: boolean) => (hasShell ? env().ssh!.shellGroup : env().ssh!.sftpGroup);
+
+/** The account's way of logging in: its login shell, and with SSH_SERVER whether it is chrooted to SFTP. */
+export async function applyLoginAccess(input: { username: string; shell: boolean }): Promise<void> {
+  if (!env().systemUsers) return;
+  await setLoginShell(input.username, input.shell ? LOGIN_SHELL : NO_LOGIN_SHELL);
+  if (sshEnabled()) await setSupplementaryGroups(input.username, [accessGroup(input.shell)]);
+}
+
+/** A new account's Linux user (its shell, its login group, its quota); false when there are no Linux users. */
+export async function createAccountUser(input: { username: string; shell: boolean; diskMb: number | null }): Promise<boolean> {
+  if (!env().systemUsers) return false;
+  await createSystemUser(input.username, homeOf(input.username), input.shell ? LOGIN_SHELL : NO_LOGIN_SHELL);
+  if (sshEnabled()) await setSupplementaryGroups(input.username, [accessGroup(input.shell)]);
+  await setDiskQuota(input.username, input.diskMb);
+  return true;
+}
+
+/** The account's keys file: its keys, none while it is suspended. */
+export async function writeAccountKeys(input: { username: string; keys: AuthorizedKey[]; suspended: boolean }): Promise<void> {
+  if (!sshEnabled()) return;
+  await writeAuthorizedKeys(input.username, await groupIdOf(input.username), renderAuthorizedKeys(input.keys, input.suspended));
+}
+
+/** The login password (hashed by the system, never stored by the panel); null: keys only. */
+export async function setAccountPassword(input: { username: string; password: string | null }): Promise<void> {
+  await setLoginPassword(input.username, input.password);
+}
+
+/**
+ * Suspend: the Linux user expires (every key and password refused), the keys file is emptied and
+ * running sessions end. Unsuspend: the expiry is lifted and the keys written back.
+ */
+export async function setLoginsSuspended(input: { username: string; keys: AuthorizedKey[]; suspended: boolean }): Promise<void> {
+  if (!sshEnabled()) return;
+  await setLoginExpired(input.username, input.suspended);
+  await writeAccountKeys(input);
+  if (input.suspended) await endUserSessions(input.username);
+}
+
+/** Installs the account's crontab: its enabled jobs, none while it is suspended. */
+export async function installAccountCrontab(input: { username: string; jobs: CronLine[]; suspended: boolean }): Promise<void> {
+  if (!env().systemUsers) return;
+  const jobs = input.suspended ? [] : input.jobs;
+  await installCrontab(input.username, renderCrontab(homeOf(input.username), jobs), jobs.length);
+}
+
+/** The plan's disk_mb as the account's quota (where HOME_ROOT's file system has quotas). */
+export async function setAccountQuota(input: { username: string; diskMb: number | null }): Promise<void> {
+  if (env().systemUsers) await setDiskQuota(input.username, input.diskMb);
+}
+
+/** Termination: the keys file goes (the user and its sessions go with the home). */
+export async function removeAccountLogins(input: { username: string }): Promise<void> {
+  if (sshEnabled()) await removeAuthorizedKeys(input.username);
+}
+
+/** Termination: the crontab goes. */
+export async function removeAccountCrontab(input: { username: string }): Promise<void> {
+  if (env().systemUsers) await removeCrontab(input.username);
+}
+
+/**
+ * Termination, last steps: the Linux user, the home with every file of the account, and its
+ * access logs and visitor statistics (a new account of the same name must see none of them).
+ */
+export async function removeAccountHome(input: { username: string }): Promise<void> {
+  if (env().systemUsers) await removeSystemUser(input.username);
+  if (homesEnabled()) await removeHome(homeOf(input.username));
+  await removeAccountLogs(input.username);
+}
+
+/** What the SSH server needs to know of one account this machine hosts. */
+export interface LoginAccount {
+  username: string;
+  shell: boolean;
+  suspended: boolean;
+  keys: AuthorizedKey[];
+}
+
+/**
+ * Every account's login state on this machine (at start, and a node's reconcile): the two
+ * groups hold exactly the accounts that belong in them, each keys file is written (files of
+ * accounts no longer hosted here removed), and the sshd drop-in is written, tested and reloaded
+ * when it changed. A drop-in sshd refuses is logged; the previous one stays.
+ */
+export async function applyAllLogins(accounts: LoginAccount[]): Promise<void> {
+  const ssh = env().ssh;
+  if (!ssh) return;
+  const [users, groupIds] = await Promise.all([linuxUsernames(), linuxGroupIds()]);
+  const withUsers = accounts.filter((account) => users.has(account.username));
+  for (const group of [ssh.sftpGroup, ssh.shellGroup]) await ensureGroup(group);
+  await setGroupMembers(ssh.sftpGroup, withUsers.filter((account) => !account.shell).map((account) => account.username));
+  await setGroupMembers(ssh.shellGroup, withUsers.filter((account) => account.shell).map((account) => account.username));
+  for (const account of withUsers) {
+    try {
+      await writeAuthorizedKeys(account.username, groupIds.get(account.username)!, renderAuthorizedKeys(account.keys, account.suspended));
+    } catch (error) {
+      console.error(`[ssh] the keys file of ${account.username} was not written:`, (error as Error).message);
+    }
+  }
+  const known = new Set(withUsers.map((account) => account.username));
+  for (const username of await keysFileUsernames()) if (!known.has(username)) await removeAuthorizedKeys(username);
+  try {
+    await applySshdConfig(renderSshdConfig(ssh));
+  } catch (error) {
+    console.error("[ssh] the sshd drop-in was not written:", (error as Error).message);
+  }
+}

@@ -1,0 +1,110 @@
+import path from "node:path";
+import { createHash } from "node:crypto";
+import { env } from "@/lib/env";
+import type { CronLine } from "./crontab";
+import { prepareHome, webHostingEnabled } from "./home-layout";
+import { applyAccountSites, applyAllSites, createDomainRoot, type HostedAccount } from "./hosting";
+import { LOGIN_SHELL, NO_LOGIN_SHELL, setLoginExpired, setLoginShell } from "./homes";
+import { applyAllLogins, applyLoginAccess, createAccountUser, installAccountCrontab, setAccountQuota, setLoginsSuspended } from "./logins";
+import type { AuthorizedKey } from "./openssh";
+import { quotaMountPoint } from "./quota";
+import { readIfExists, writeAtomically } from "./system";
+
+// A node brought in line with the panel's database (README "Nodes"): on every (re)connect of its
+// agent the panel sends the whole state of every account the node hosts, and the node makes it
+// so — users, homes, logins, crontabs, quotas, sites and pools — doing only what differs, so a
+// reconcile of thousands of unchanged accounts costs reads, not thousands of programs run. One
+// account's whole state is also how a node catches up with a change it took but did not answer
+// in time (ensureAccount).
+
+/** Everything the database says one account is on its node. */
+export interface AccountState {
+  account: HostedAccount;
+  shell: boolean;
+  diskMb: number | null;
+  keys: AuthorizedKey[];
+  cron: CronLine[];
+}
+
+/** One account made as its state says: missing parts made, the rest rewritten from the state. */
+export async function ensureAccount(input: { state: AccountState; phpVersions: string[] }): Promise<void> {
+  const { account, shell, diskMb, keys, cron } = input.state;
+  const { username } = account;
+  if (env().systemUsers) {
+    const users = await passwdEntries();
+    if (users.has(username)) await applyLoginAccess({ username, shell });
+    else await createAccountUser({ username, shell, diskMb });
+    await setAccountQuota({ username, diskMb });
+  }
+  await prepareHome(username);
+  for (const domain of account.domains) await createDomainRoot({ username, path: domain.path });
+  await applyAccountSites({ account, removedDomains: [], phpVersions: input.phpVersions });
+  await setLoginsSuspended({ username, keys, suspended: account.suspended });
+  await installAccountCrontab({ username, jobs: cron, suspended: account.suspended });
+}
+
+/** The login shell of each Linux user, by name (one read of /etc/passwd). */
+async function passwdEntries(): Promise<Map<string, string>> {
+  const text = (await readIfExists("/etc/passwd")) ?? "";
+  return new Map(text.split("\n").filter(Boolean).map((line) => {
+    const fields = line.split(":");
+    return [fields[0], fields[6] ?? ""];
+  }));
+}
+
+/** Whose logins have expired (the suspended: expiry day 1), by name (one read of /etc/shadow). */
+async function expiredUsers(): Promise<Set<string>> {
+  const text = (await readIfExists("/etc/shadow")) ?? "";
+  return new Set(text.split("\n").filter((line) => line.split(":")[7] === "1").map((line) => line.split(":")[0]));
+}
+
+/** What this node last applied of the parts it cannot read back cheaply (crontabs, quotas), by account. */
+const memoFile = () => path.join(env().dataDir, "node-applied.json");
+type Memo = Record<string, { crontab?: string; quota?: number | null }>;
+const digest = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex");
+
+/**
+ * Every account the node hosts, as the panel's database says. Missing Linux users and homes are
+ * made; shells, expiry (suspension), crontabs and quotas changed only where they differ; keys
+ * files, groups and the sshd drop-in written in one pass (applyAllLogins); every site and pool in
+ * one nginx test (applyAllSites, which removes the sites of domains no longer listed). A failure
+ * of one account is logged and the others go on.
+ */
+export async function reconcileAccounts(input: { accounts: AccountState[]; phpVersions: string[] }): Promise<{ failed: string[] }> {
+  const failed: string[] = [];
+  const memo: Memo = JSON.parse((await readIfExists(memoFile())) ?? "{}");
+  const quotas = env().systemUsers && Boolean(await quotaMountPoint());
+  const [shells, expired] = env().systemUsers ? await Promise.all([passwdEntries(), expiredUsers()]) : [new Map<string, string>(), new Set<string>()];
+  for (const { account, shell, diskMb, cron } of input.accounts) {
+    const { username } = account;
+    const applied = (memo[username] ??= {});
+    try {
+      if (env().systemUsers) {
+        const loginShell = shell ? LOGIN_SHELL : NO_LOGIN_SHELL;
+        if (!shells.has(username)) await createAccountUser({ username, shell, diskMb });
+        else if (shells.get(username) !== loginShell) await setLoginShell(username, loginShell);
+        if (expired.has(username) !== account.suspended) await setLoginExpired(username, account.suspended);
+        if (quotas && applied.quota !== diskMb) {
+          await setAccountQuota({ username, diskMb });
+          applied.quota = diskMb;
+        }
+        const crontab = digest({ cron, suspended: account.suspended });
+        if (applied.crontab !== crontab) {
+          await installAccountCrontab({ username, jobs: cron, suspended: account.suspended });
+          applied.crontab = crontab;
+        }
+      }
+      await prepareHome(username);
+      if (webHostingEnabled()) for (const domain of account.domains) await createDomainRoot({ username, path: domain.path });
+    } catch (error) {
+      console.error(`[reconcile] ${username}:`, (error as Error).message);
+      failed.push(username);
+    }
+  }
+  await applyAllLogins(input.accounts.map(({ account, shell, keys }) => ({ username: account.username, shell, suspended: account.suspended, keys })));
+  if (webHostingEnabled()) await applyAllSites(input.accounts.map((state) => state.account));
+  const hosted = new Set(input.accounts.map((state) => state.account.username));
+  for (const username of Object.keys(memo)) if (!hosted.has(username)) delete memo[username];
+  await writeAtomically(memoFile(), JSON.stringify(memo), 0o600);
+  return { failed };
+}

@@ -1,0 +1,88 @@
+// The values and rules the renderers check that the request schemas share (README "Nodes": a rule a
+// renderer checks lives with the renderer, and the services import it from here, so a node's
+// agent carries it without the services). Plain values only, no Node.js module: the admin
+// pages' forms check the same rules in the browser.
+
+/** MySQL privilege names a database user may be granted (DESIGN.md "Records"); mysql.ts grants no other. */
+export const PRIVILEGES = [
+  "ALL PRIVILEGES",
+  "ALTER",
+  "ALTER ROUTINE",
+  "CREATE",
+  "CREATE ROUTINE",
+  "CREATE TEMPORARY TABLES",
+  "CREATE VIEW",
+  "DELETE",
+  "DROP",
+  "EVENT",
+  "EXECUTE",
+  "INDEX",
+  "INSERT",
+  "LOCK TABLES",
+  "REFERENCES",
+  "SELECT",
+  "SHOW VIEW",
+  "TRIGGER",
+  "UPDATE",
+] as const;
+export type Privilege = (typeof PRIVILEGES)[number];
+
+/** The SSH public key types a keys file may hold (openssh.ts writes no other). */
+export const SSH_KEY_TYPES = ["ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-rsa"] as const;
+export type SshKeyType = (typeof SSH_KEY_TYPES)[number];
+
+/** An account's PHP settings, as php-fpm.ts writes them into its pools. */
+export interface PhpSettings {
+  upload_max_filesize_mb: number;
+  post_max_size_mb: number;
+  memory_limit_mb: number;
+  max_execution_time_s: number;
+  max_input_vars: number;
+  display_errors: boolean;
+}
+
+/** The server's own maxima of the PHP settings (php-fpm.ts refuses more); a plan may set lower ones. */
+export const PHP_SETTING_MAXIMA = {
+  upload_max_filesize_mb: 2048,
+  post_max_size_mb: 2048,
+  memory_limit_mb: 4096,
+  max_execution_time_s: 3600,
+  max_input_vars: 100_000,
+} as const;
+
+// Cron schedules as Debian's cron reads them: five fields (minute, hour, day of month, month,
+// day of week) of numbers, `*`, ranges `a-b`, lists `a,b` and steps `/n`, or one of the
+// shorthands. Checked field by field against each field's range, so a schedule the panel
+// accepts is one cron runs (and nothing else ever reaches a crontab line).
+
+export const SCHEDULE_SHORTHANDS = ["@hourly", "@daily", "@weekly", "@monthly", "@yearly"] as const;
+
+const FIELDS = [
+  { name: "minute", min: 0, max: 59 },
+  { name: "hour", min: 0, max: 23 },
+  { name: "day of month", min: 1, max: 31 },
+  { name: "month", min: 1, max: 12 },
+  { name: "day of week", min: 0, max: 7 },
+] as const;
+
+const ITEM = /^(\*|(\d{1,2})(?:-(\d{1,2}))?)(?:\/(\d{1,2}))?$/;
+
+/** Why `schedule` is not one cron runs, or null when it is. */
+export function scheduleProblem(schedule: string): string | null {
+  if ((SCHEDULE_SHORTHANDS as readonly string[]).includes(schedule)) return null;
+  const fields = schedule.split(" ");
+  if (fields.length !== 5) return `must be five fields ("*/5 * * * *") or one of ${SCHEDULE_SHORTHANDS.join(", ")}`;
+  for (const [index, field] of fields.entries()) {
+    const { name, min, max } = FIELDS[index];
+    for (const item of field.split(",")) {
+      const match = ITEM.exec(item);
+      if (!match) return `has a ${name} field cron cannot read: "${field}"`;
+      const [, , from, to, step] = match;
+      const numbers = [from, to].filter((value) => value !== undefined).map(Number);
+      if (numbers.some((value) => value < min || value > max)) return `has a ${name} outside ${min}–${max}: "${field}"`;
+      if (numbers.length === 2 && numbers[0] > numbers[1]) return `has a ${name} range that runs backwards: "${field}"`;
+      if (step !== undefined && (Number(step) < 1 || Number(step) > max)) return `has a ${name} step outside 1–${max}: "${field}"`;
+    }
+  }
+  return null;
+}
