@@ -45,6 +45,9 @@ export async function runJob(job: Job): Promise<JobResult> {
   if (job.protocol !== PROTOCOL_VERSION) {
     return { id: job.id, ok: false, error: { code: "INTERNAL", message: `the node's agent speaks protocol ${PROTOCOL_VERSION}, the job ${job.protocol}` } };
   }
+  if (job.expires_at !== undefined && Date.now() > job.expires_at) {
+    return { id: job.id, ok: false, error: { code: "INTERNAL", message: `${job.op} came after its request had given up; not done` } };
+  }
   const operation = Object.hasOwn(nodeOperations, job.op) ? (nodeOperations[job.op as keyof typeof nodeOperations] as (args: unknown) => Promise<unknown>) : undefined;
   if (!operation) return { id: job.id, ok: false, error: { code: "INTERNAL", message: `the node's agent has no operation ${JSON.stringify(job.op)}` } };
   try {

@@ -39,6 +39,12 @@ export interface Job {
   protocol: number;
   op: string;
   args: unknown;
+  /**
+   * A change the API waits for (ms since the epoch): past it the request has been answered 503
+   * and rolled back, so the node drops the job. Queued work has none. Nodes keep their clocks
+   * in step (NTP).
+   */
+  expires_at?: number;
 }
 
 /** A job's outcome: its value, or why it failed (a refusal the API answers 422, or a fault). */

@@ -12,8 +12,8 @@ import { nodeStateOf } from "./service";
 //   - now: a change the API answers when it is done (most of them). The job goes on the node's
 //     queue and the request waits for its result, at most NODE_JOB_TIMEOUT_S: a refusal is a 422
 //     (the change is rolled back with its transaction), silence a 503 naming the node (the job is
-//     taken back from the queue, so it never runs; one the node had already taken is followed by
-//     a reconcile of the account, so the node ends as the database says).
+//     taken back from the queue, a node that had it already drops it past its expiry, and a
+//     reconcile of the account follows, so the node ends as the database says).
 //   - queued: what a billing system must not lose while the node is away (suspend, unsuspend,
 //     terminate): recorded in node_jobs and left on the queue, carried out in order when the node
 //     is back; the account's node_sync is `pending` until its result comes.
@@ -29,8 +29,8 @@ export class NodeUnavailableError extends AppError {
   }
 }
 
-function newJob(op: string, args: unknown): Job {
-  return { id: randomUUID(), protocol: PROTOCOL_VERSION, op, args };
+function newJob(op: string, args: unknown, expiresAt?: number): Job {
+  return { id: randomUUID(), protocol: PROTOCOL_VERSION, op, args, ...(expiresAt === undefined ? {} : { expires_at: expiresAt }) };
 }
 
 /** A node's refusal as the panel's error: its words for a refusal, generic words for a fault. */
@@ -47,18 +47,22 @@ export const nodeTakesJobs = (node: NodeRow) => {
 };
 
 /**
- * Runs `op` on `node` and waits for its value. `afterSilence`: what to queue for the node when
- * it took the job but did not answer in time (a reconcile of the account), or nothing.
+ * Runs `op` on `node` and waits for its value. `afterSilence`: what to queue for the node when it
+ * did not answer in time (a reconcile of the account), or nothing.
  */
 export async function runOnNodeNow(node: NodeRow, op: string, args: unknown, afterSilence?: () => Promise<void>): Promise<unknown> {
   if (!nodeTakesJobs(node)) throw new NodeUnavailableError(node.name);
   const bus = await panelBus()!;
-  const job = newJob(op, args);
-  const answer = waitForResult(node.name, job.id, env().nodeJobTimeoutMs);
+  const timeoutMs = env().nodeJobTimeoutMs;
+  const job = newJob(op, args, Date.now() + timeoutMs);
+  const answer = waitForResult(node.name, job.id, timeoutMs);
   const sequence = await publishJob(bus, node.name, job);
   const result = await answer;
   if (!result) {
-    if (!(await withdrawJob(bus, sequence))) await afterSilence?.();
+    // Taken back if it is still queued; a node that had it already drops it past its expiry, and
+    // the reconcile that follows undoes whatever it did meanwhile.
+    await withdrawJob(bus, sequence);
+    await afterSilence?.();
     throw new NodeUnavailableError(node.name);
   }
   if (!result.ok) throw resultError(node.name, result);

@@ -101,7 +101,7 @@ for (const backend of testBackends()) {
       try {
         const node = await waitFor("n1's heartbeat", async () => {
           const { body } = await admin().get(`/api/admin/nodes/${n1.id}`);
-          return body.state === "active" && body;
+          return body.state === "active" && body.load !== null && body;
         });
         assert.equal(node.agent_version, "0.0.1");
         assert.ok(node.load.length === 3);

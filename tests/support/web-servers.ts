@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn, type SpawnOptions } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -26,8 +26,11 @@ function waitForFile(file: string, child: ChildProcess, output: () => string): P
   });
 }
 
-function startChild(program: string, args: string[], readyFile: string) {
-  const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"] });
+/** How a server is started: here, or inside a test node (tests/support/node-host.ts). */
+export type Starter = (program: string, args: string[], options: SpawnOptions) => ChildProcess;
+
+function startChild(start: Starter, program: string, args: string[], readyFile: string) {
+  const child = start(program, args, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout!.on("data", (chunk) => (output += chunk));
   child.stderr!.on("data", (chunk) => (output += chunk));
@@ -44,7 +47,7 @@ async function stopChild(child: ChildProcess) {
   clearTimeout(timer);
 }
 
-export async function startWebServers(root: string): Promise<WebServers> {
+export async function startWebServers(root: string, start: Starter = spawn): Promise<WebServers> {
   const httpPort = await freePort();
   const dirs = {
     sites: path.join(root, "sites"),
@@ -90,8 +93,8 @@ export async function startWebServers(root: string): Promise<WebServers> {
     ].join("\n"),
   );
   const nginxArgs = ["-c", nginxConf, "-p", dirs.nginx];
-  const nginx = startChild("nginx", [...nginxArgs, "-g", "daemon off;"], path.join(dirs.nginx, "nginx.pid"));
-  const fpm = startChild("php-fpm8.2", ["-F", "-R", "-y", fpmConf], path.join(root, "php-fpm.pid"));
+  const nginx = startChild(start, "nginx", [...nginxArgs, "-g", "daemon off;"], path.join(dirs.nginx, "nginx.pid"));
+  const fpm = startChild(start, "php-fpm8.2", ["-F", "-R", "-y", fpmConf], path.join(root, "php-fpm.pid"));
   const stop = async () => {
     await Promise.all([stopChild(nginx.child), stopChild(fpm.child)]);
   };

@@ -1,0 +1,276 @@
+import assert from "node:assert/strict";
+import type { ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { eq } from "drizzle-orm";
+import type { Database } from "@/db/client";
+import { nodeJobs } from "@/db/schema";
+import { testBackends } from "../support/database";
+import { createEnvironment, type TestEnvironment } from "../support/environment";
+import { apiClient } from "../support/http";
+import { startNats, type TestNats } from "../support/nats";
+import { type NodeHost, startNodeHost } from "../support/node-host";
+import { makeKey } from "../support/seed";
+import { startWebServers, type WebServers } from "../support/web-servers";
+
+// Accounts on two hosting servers (README "Nodes"). Each test node is a machine of its own on
+// this one (tests/support/node-host.ts: its own network namespace and address, its own /etc with
+// its own users), running its own nginx and PHP-FPM and the panel's agent, enrolled through the
+// API and `panel node join`; the panel and the NATS server stay outside. A site is asked for at
+// its node's address, as a visitor's browser would.
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-nodes-hosting-"));
+let nats: TestNats;
+
+before(async () => {
+  // Every address: the nodes reach it over their veth pairs.
+  nats = await startNats(path.join(root, "nats"), "0.0.0.0");
+});
+
+after(async () => {
+  await nats?.stop();
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+/** How long a change waits for its node in these tests before answering 503 (or 202). */
+const JOB_TIMEOUT_S = 3;
+
+interface TestNode {
+  name: string;
+  host: NodeHost;
+  servers: WebServers;
+  env: Record<string, string>;
+  agent: ChildProcess | null;
+  agentLog: string;
+}
+
+/** A page of the node's nginx, asked for `host` at the node's address. */
+function visit(node: TestNode, host: string, urlPath = "/"): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.get({ host: node.host.address, port: node.servers.httpPort, path: urlPath, headers: { host }, timeout: 5000 }, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk) => (text += chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, text }));
+    });
+    request.on("error", reject);
+  });
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await probe().catch(() => null);
+    if (value) return value;
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+const seed = async (db: Database) => ({ adminKey: await makeKey(db, { scope: "admin" }) });
+
+for (const backend of testBackends()) {
+  describe(`accounts on two nodes (${backend})`, () => {
+    let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
+    const nodes: TestNode[] = [];
+    const admin = () => apiClient(env.server.baseUrl, env.seed.adminKey);
+
+    /** Runs the panel's command line inside the node, as its administrator would. */
+    function panelOnNode(node: TestNode, args: string[]): Promise<{ code: number; output: string }> {
+      const child = node.host.start(process.execPath, ["--import", "tsx", "lib/cli/main.ts", ...args], { env: node.env as NodeJS.ProcessEnv, cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] });
+      let output = "";
+      child.stdout!.on("data", (chunk) => (output += chunk));
+      child.stderr!.on("data", (chunk) => (output += chunk));
+      return new Promise((resolve) => child.on("close", (code) => resolve({ code: code ?? 1, output })));
+    }
+
+    function startAgent(node: TestNode): void {
+      const agent = node.host.start(process.execPath, ["--import", "tsx", "lib/cli/main.ts", "node", "agent"], { env: node.env as NodeJS.ProcessEnv, cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] });
+      agent.stdout!.on("data", (chunk) => (node.agentLog += chunk));
+      agent.stderr!.on("data", (chunk) => (node.agentLog += chunk));
+      node.agent = agent;
+    }
+
+    async function stopAgent(node: TestNode): Promise<void> {
+      const agent = node.agent;
+      node.agent = null;
+      if (!agent || agent.exitCode !== null) return;
+      const exited = new Promise((resolve) => agent.once("exit", resolve));
+      agent.kill("SIGKILL");
+      await exited;
+    }
+
+    const nodeRecord = async (name: string) => (await admin().get("/api/admin/nodes")).body.nodes.find((node: { name: string }) => node.name === name);
+
+    before(async () => {
+      env = await createEnvironment(backend, seed, { ...nats.env, NODE_JOB_TIMEOUT_S: String(JOB_TIMEOUT_S) });
+      for (const name of ["n1", "n2"]) {
+        const host = await startNodeHost(name);
+        const servers = await startWebServers(path.join(host.root, "web"), host.start);
+        const node: TestNode = {
+          name,
+          host,
+          servers,
+          agent: null,
+          agentLog: "",
+          // The node's own configuration: no database, its own homes, web server and data.
+          env: {
+            PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin",
+            PANEL_ENV_FILE: "/dev/null",
+            DATA_DIR: path.join(host.root, "data"),
+            HOME_ROOT: path.join(host.root, "home"),
+            SYSTEM_USERS: "1",
+            LOGROTATE_CONFIG_FILE: path.join(host.root, "logrotate.conf"),
+            ...servers.env,
+          },
+        };
+        nodes.push(node);
+        const created = await admin().post("/api/admin/nodes", { name, ipv4: host.address });
+        assert.equal(created.status, 201, JSON.stringify(created.body));
+        const panelUrl = `http://${host.gateway}:${env.server.port}`;
+        const joined = await panelOnNode(node, ["node", "join", "--panel", panelUrl, "--token", created.body.enrolment_token, "--nats", `nats://${host.gateway}:${nats.port}`]);
+        assert.equal(joined.code, 0, joined.output);
+        startAgent(node);
+        await waitFor(`${name}'s agent`, async () => (await nodeRecord(name))?.state === "active");
+      }
+    });
+
+    after(async () => {
+      for (const node of nodes) {
+        node.agent?.kill("SIGCONT");
+        await stopAgent(node);
+        await node.servers.stop().catch(() => undefined);
+        await node.host.stop();
+      }
+      await env?.teardown();
+    });
+
+    const [n1, n2] = [() => nodes[0], () => nodes[1]];
+    const accounts: Record<string, { id: number; username: string; domain: string }> = {};
+
+    test("accounts made on two nodes are served from their node's address, with their users only there", async () => {
+      for (const [index, node] of nodes.entries()) {
+        const username = `nh${backend.slice(0, 2)}${index}`;
+        const domain = `${username}.example`;
+        const created = await admin().post("/api/admin/accounts", { username, domain, node: node.name });
+        assert.equal(created.status, 201, JSON.stringify(created.body));
+        assert.equal(created.body.node, node.name);
+        assert.equal(created.body.node_sync, "ok");
+        accounts[node.name] = { id: created.body.id, username, domain };
+        const publicHtml = path.join(node.host.root, "home", username, "public_html");
+        fs.writeFileSync(path.join(publicHtml, "index.html"), `served by ${node.name}\n`, { mode: 0o644 });
+        const page = await visit(node, domain, "/index.html");
+        assert.equal(page.status, 200);
+        assert.equal(page.text, `served by ${node.name}\n`);
+        // The other node does not host it.
+        assert.equal((await visit(nodes[1 - index], domain, "/index.html")).status, 404);
+        // Its Linux user is the node's own: not on the panel's machine, not on the other node.
+        assert.equal(node.host.run("id", ["-u", username]).code, 0);
+        assert.notEqual(nodes[1 - index].host.run("id", ["-u", username]).code, 0);
+        assert.doesNotMatch(fs.readFileSync("/etc/passwd", "utf8"), new RegExp(`^${username}:`, "m"));
+        // The zone's apex points at the node.
+        const client = apiClient(env.server.baseUrl, env.seed.adminKey, username);
+        const [main] = (await client.get("/api/client/domains")).body;
+        const records = (await client.get(`/api/client/dns-records?domain_id=${main.id}`)).body;
+        assert.equal(records.find((record: { type: string; name: string }) => record.type === "A" && record.name === "@").content, node.host.address);
+      }
+      const listed = await nodeRecord("n1");
+      assert.equal(listed.accounts, 1);
+    });
+
+    test("a change on a node that answers is live when the API answers: a subdomain is served", async () => {
+      const { username, domain } = accounts.n1;
+      const client = apiClient(env.server.baseUrl, env.seed.adminKey, username);
+      const [main] = (await client.get("/api/client/domains")).body;
+      const sub = await client.post("/api/client/domains", { domain: `blog.${domain}`, domain_type: "subdomain", parent_domain_id: main.id, domain_path: "blog" });
+      assert.equal(sub.status, 201, JSON.stringify(sub.body));
+      fs.writeFileSync(path.join(n1().host.root, "home", username, "blog", "index.html"), "blog\n", { mode: 0o644 });
+      assert.equal((await visit(n1(), `blog.${domain}`, "/index.html")).text, "blog\n");
+    });
+
+    test("an agent stopped while its account is suspended: 202 pending, applied once within 30 s of SIGCONT", async () => {
+      const { id, domain } = accounts.n1;
+      n1().agent!.kill("SIGSTOP");
+      try {
+        const suspended = await admin().post(`/api/admin/accounts/${id}/suspend`, { reason: "unpaid" });
+        assert.equal(suspended.status, 202, JSON.stringify(suspended.body));
+        assert.equal(suspended.body.status, "suspended");
+        assert.equal(suspended.body.node_sync, "pending");
+        assert.equal((await admin().get(`/api/admin/accounts/${id}`)).body.node_sync, "pending");
+        // Not applied yet: the node has not done it.
+        assert.equal((await visit(n1(), domain, "/index.html")).status, 200);
+      } finally {
+        n1().agent!.kill("SIGCONT");
+      }
+      const resumedAt = Date.now();
+      await waitFor("the suspension on n1", async () => (await visit(n1(), domain, "/index.html")).status === 503);
+      assert.ok(Date.now() - resumedAt < 30_000);
+      await waitFor("node_sync ok", async () => (await admin().get(`/api/admin/accounts/${id}`)).body.node_sync === "ok");
+      if (env.db) {
+        const jobs = await env.db.select().from(nodeJobs).where(eq(nodeJobs.accountId, id));
+        const suspends = jobs.filter((job) => job.kind === "suspend");
+        assert.equal(suspends.length, 1);
+        assert.equal(suspends[0].state, "done");
+      }
+      const unsuspended = await admin().post(`/api/admin/accounts/${id}/unsuspend`);
+      assert.equal(unsuspended.status, 200);
+      assert.equal((await visit(n1(), domain, "/index.html")).status, 200);
+    });
+
+    test("a change while its node does not answer: 503 with Retry-After naming the node, nothing stored", async () => {
+      const { username, domain } = accounts.n1;
+      const client = apiClient(env.server.baseUrl, env.seed.adminKey, username);
+      const before = (await client.get("/api/client/domains")).body;
+      n1().agent!.kill("SIGSTOP");
+      try {
+        const [main] = before;
+        const refused = await client.post("/api/client/domains", { domain: `shop.${domain}`, domain_type: "subdomain", parent_domain_id: main.id, domain_path: "shop" });
+        assert.equal(refused.status, 503, JSON.stringify(refused.body));
+        assert.match(refused.body.error, /n1/);
+        assert.ok(Number(refused.headers.get("retry-after")) > 0);
+        assert.deepEqual((await client.get("/api/client/domains")).body, before);
+        // Once unreachable (no heartbeat), nothing is even tried.
+        await waitFor("n1 unreachable", async () => (await nodeRecord("n1")).state === "unreachable", 30_000);
+        const again = await client.post("/api/client/cron-jobs", { schedule: "@daily", command: "true", is_enabled: true });
+        assert.equal(again.status, 503);
+        assert.deepEqual((await client.get("/api/client/cron-jobs")).body, []);
+      } finally {
+        n1().agent!.kill("SIGCONT");
+      }
+      await waitFor("n1 active again", async () => (await nodeRecord("n1")).state === "active");
+      // The job n1 had taken is dropped past its expiry, and the reconcile keeps it as the database says.
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      assert.equal((await visit(n1(), `shop.${domain}`, "/")).status, 404);
+    });
+
+    test("an agent that comes back reconciles its accounts: a removed site and keys file are made again", async () => {
+      const { domain } = accounts.n2;
+      await stopAgent(n2());
+      const site = path.join(n2().servers.env.NGINX_SITES_DIR, `${domain}.conf`);
+      fs.rmSync(site);
+      startAgent(n2());
+      await waitFor("n2's site written again", async () => fs.existsSync(site));
+      await waitFor("n2 serving it", async () => (await visit(n2(), domain, "/index.html")).status === 200);
+    });
+
+    test("terminate while the node is away: 202, the records go once the node has removed everything", async () => {
+      const { id, username } = accounts.n2;
+      n2().agent!.kill("SIGSTOP");
+      try {
+        const terminated = await admin().delete(`/api/admin/accounts/${id}`);
+        assert.equal(terminated.status, 202, JSON.stringify(terminated.body));
+        const pending = await admin().get(`/api/admin/accounts/${id}`);
+        assert.equal(pending.body.node_sync, "pending");
+        assert.equal(pending.body.status, "suspended");
+      } finally {
+        n2().agent!.kill("SIGCONT");
+      }
+      await waitFor("the account gone", async () => (await admin().get(`/api/admin/accounts/${id}`)).status === 404);
+      assert.notEqual(n2().host.run("id", ["-u", username]).code, 0);
+      assert.equal(fs.existsSync(path.join(n2().host.root, "home", username)), false);
+    });
+  });
+}
