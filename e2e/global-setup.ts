@@ -17,7 +17,8 @@ export default async function globalSetup() {
   const actor = { type: "system" } as const;
   const admin = await createAdminUser(connection.db, { email: "admin@example.com", password: "correct horse battery" }, actor);
   await createAccount(connection.db, { username: "alice", domain: "alice.example" }, actor);
-  const adminKey = await createApiKey(connection.db, { name: "e2e admin key", scope: "admin" }, actor);
+  // The admin's own key: SSO signs in the admin a key belongs to.
+  const adminKey = await createApiKey(connection.db, { name: "e2e admin key", scope: "admin" }, { type: "admin_user", id: admin.id });
   for (let i = 1; i <= 60; i++) {
     await createApiKey(connection.db, { name: `bulk-key-${String(i).padStart(2, "0")}`, scope: "admin" }, actor);
   }

@@ -6,9 +6,9 @@ import { verifyPasswordOrNone } from "@/lib/admins/password";
 import { TWO_FACTOR_REQUIRED, TWO_FACTOR_WRONG } from "@/lib/admins/schemas";
 import { endAdminSessions, findAdminByEmail } from "@/lib/admins/service";
 import { acceptSecondFactor } from "@/lib/admins/two-factor";
+import { AppError } from "@/lib/errors";
 import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
 import { SESSION_MAX_AGE_S, adminOfToken, sessionClaims, sessionCookieName, sessionCookieOptions, sessionSecret } from "./session";
-import { AppError } from "@/lib/errors";
 import { clearSignInAttempts, countSignInAttempt, THROTTLED_MESSAGE } from "./sign-in-throttle";
 
 // Admin sessions: next-auth v4, JWT strategy, email + password of enabled admin_users, and for an

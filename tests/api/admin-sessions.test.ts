@@ -11,7 +11,7 @@ import { testBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { startServer, type TestServer } from "../support/server";
-import { seedActor, seedTenants } from "../support/seed";
+import { makeKey, seedActor, seedTenants } from "../support/seed";
 
 // DESIGN.md "Nothing without a session", over HTTP: a session cookie copied before sign-out, a
 // password change, disabling or deleting the admin is refused on the very next request, on every
@@ -23,7 +23,8 @@ const PASSWORD = "correct horse battery";
 async function seed(db: Database) {
   const tenants = await seedTenants(db);
   const other = await createAdminUser(db, { email: "other@example.com", password: "other long password" }, seedActor);
-  return { ...tenants, other };
+  const adminsOwnKey = await makeKey(db, { scope: "admin" }, { type: "admin_user", id: tenants.admin.id });
+  return { ...tenants, other, adminsOwnKey };
 }
 type Seed = Awaited<ReturnType<typeof seed>>;
 
@@ -227,7 +228,8 @@ describe("with an https PUBLIC_URL", () => {
   test("responses carry HSTS and the session cookie is Secure", async () => {
     const login = await fetch(`${env.server.baseUrl}/login`);
     assert.match(login.headers.get("strict-transport-security") ?? "", /max-age=\d{7,}/);
-    const api = apiClient(env.server.baseUrl, env.seed.adminKey);
+    // SSO signs in the admin a key belongs to: one of the seeded admin's own.
+    const api = apiClient(env.server.baseUrl, env.seed.adminsOwnKey);
     const link = await api.post("/api/admin/generate-sso-token");
     assert.match(link.headers.get("strict-transport-security") ?? "", /max-age=\d{7,}/);
     const token = new URL(link.body.sso_url).searchParams.get("token");

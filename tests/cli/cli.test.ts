@@ -379,6 +379,21 @@ for (const backend of testBackends()) {
       }
     });
 
+    test("key create --admin --owner EMAIL makes the key that admin's; --owner takes an admin's e-mail, for admin keys only", async () => {
+      const owned = onlyJsonObject(await run("key", "create", "--name", "ops sso", "--admin", "--owner", "ops@example.com", "--json"));
+      assert.equal(owned.owner_email, "ops@example.com");
+      assert.equal(onlyJsonObject(await run("key", "create", "--name", "no owner", "--admin", "--json")).owner_email, null);
+      const unknown = await run("key", "create", "--name", "x", "--admin", "--owner", "nobody@example.com");
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /No admin with the email nobody@example.com/);
+      const notAdmin = await run("key", "create", "--name", "x", "--account", "shop", "--owner", "ops@example.com");
+      assert.equal(notAdmin.code, 2);
+      assert.match(notAdmin.stderr, /--owner is for --admin keys/);
+      for (const key of [owned, ...onlyJsonObject(await run("key", "list", "--json")).keys.filter((row: { name: string }) => row.name === "no owner")]) {
+        await run("key", "delete", String(key.id));
+      }
+    });
+
     test("a key made on the command line works against the API", async () => {
       const created = onlyJsonObject(await run("key", "create", "--name", "ops", "--admin", "--json"));
       const server = await startServer(database.env);

@@ -9,8 +9,9 @@ import type { Credentials } from "./http";
 
 export const seedActor: Actor = { type: "system" };
 
-export async function makeKey(db: Database, input: Partial<CreateApiKeyInput> & Pick<CreateApiKeyInput, "scope">) {
-  const created = await createApiKey(db, { name: `test ${input.scope} key`, ...input }, seedActor);
+/** A key made by `actor` (default: the panel itself, so an admin key belongs to no admin; an admin actor owns theirs). */
+export async function makeKey(db: Database, input: Partial<CreateApiKeyInput> & Pick<CreateApiKeyInput, "scope">, actor: Actor = seedActor) {
+  const created = await createApiKey(db, { name: `test ${input.scope} key`, ...input }, actor);
   return { id: created.id, key: created.key, secret: created.secret } satisfies Credentials & { id: number };
 }
 
