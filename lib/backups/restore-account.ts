@@ -67,7 +67,7 @@ const recordsSchema = z.object({
       php_version: z.string().nullable().optional(),
       siteProfile: z.enum(SITE_PROFILES),
       proxySocket: z.string().nullable().optional(),
-      // Backups made before the proxy profile used sockets (migration 0017): their port.
+      // Backups made before the proxy profile used sockets (migration 0016): their port.
       proxyPort: id.nullable().optional(),
     }),
   ),
@@ -198,7 +198,7 @@ async function restoreParts(db: Database, account: HostingAccountRecord, records
   const domainIds = new Map<number, number>();
   const [main] = await listDomains(db, accountId);
   for (const domain of records.domains) {
-    // A proxied site of an older backup gets the socket migration 0017 gave the others.
+    // A proxied site of an older backup gets the socket migration 0016 gave the others.
     const legacySocket = domain.proxyPort == null ? "app.sock" : `port-${domain.proxyPort}.sock`;
     const proxySocket = domain.proxySocket ?? (domain.siteProfile === "proxy" ? legacySocket : null);
     const profile = { site_profile: domain.siteProfile, proxy_socket: proxySocket };

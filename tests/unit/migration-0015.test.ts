@@ -8,7 +8,7 @@ import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 
-// Migration 0016 gives every admin key an owner, on a database of before it: a key an admin made
+// Migration 0015 gives every admin key an owner, on a database of before it: a key an admin made
 // stays theirs, a command-line key becomes the first admin's (whom SSO signed in with it), a key
 // whose maker was removed (SET NULL left it ownerless) goes, and reseller and account keys have
 // no owner. On the machine's PostgreSQL, migrated to 0014 first with a copy of the journal.
@@ -34,12 +34,12 @@ after(async () => {
   fs.rmSync(folder, { recursive: true, force: true });
 });
 
-test("0016: admin keys get their owner; a removed admin's keys go; command-line keys become the first admin's", async () => {
+test("0015: admin keys get their owner; a removed admin's keys go; command-line keys become the first admin's", async () => {
   const real = path.join(process.cwd(), "db", "migrations");
   fs.cpSync(real, folder, { recursive: true });
   const journalPath = path.join(folder, "meta", "_journal.json");
   const journal = JSON.parse(fs.readFileSync(journalPath, "utf8")) as { entries: { tag: string }[] };
-  journal.entries = journal.entries.filter((entry) => entry.tag < "0016");
+  journal.entries = journal.entries.filter((entry) => entry.tag < "0015");
   fs.writeFileSync(journalPath, JSON.stringify(journal));
   const db = drizzle(client);
   await migrate(db, { migrationsFolder: folder });
