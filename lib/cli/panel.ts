@@ -54,8 +54,9 @@ const USAGE = `Usage: npm run panel -- <command> [--json]
   account delete USER     (terminate: everything of the account on the servers, then its records)
   key create --name N (--admin [--owner EMAIL] | --reseller U | --account U)
              [--ip ADDR_OR_CIDR]... [--endpoint "METHOD /api/path/{param}"]... [--disabled]
-             (--owner: the admin key belongs to that admin: it works while they are enabled,
-             goes with them, and SSO signs in as them; without it SSO refuses the key)
+             (an admin key belongs to the admin --owner names, else to the first admin: it works
+             while they are enabled, goes with them, and SSO signs in as them; made before any
+             admin exists, it belongs to none and SSO refuses it)
   key list
   key disable ID | key enable ID | key delete ID
   php add --version 8.3
@@ -262,12 +263,16 @@ const commands: Record<string, Command> = {
     } else {
       target = { scope: "admin" };
     }
+    // An admin key belongs to an admin (SSO signs in as them; it goes with them): the one named
+    // with --owner, else the first admin (DESIGN.md), recorded now — it never passes to another.
     let ownerAdminId: number | null = null;
     if (options.owner !== undefined) {
       if (target.scope !== "admin") throw new UsageError("--owner is for --admin keys");
       const owner = await findAdminByEmail(db, required(options, "owner"));
       if (!owner) throw new AppError("NOT_FOUND", `No admin with the email ${options.owner}`);
       ownerAdminId = owner.id;
+    } else if (target.scope === "admin") {
+      ownerAdminId = (await listAdminUsers(db))[0]?.id ?? null;
     }
     const endpoints = (options.endpoint as string[] | undefined) ?? [];
     const created = await createApiKey(
