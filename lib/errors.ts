@@ -29,6 +29,16 @@ export class AppError extends Error {
 
 export const notFound = (what: string) => new AppError("NOT_FOUND", `${what} not found`);
 
+/** A 503: something the change needs does not answer now; the client is told when to try again (Retry-After). */
+export class UnavailableError extends AppError {
+  constructor(
+    message: string,
+    readonly retryAfterS: number,
+  ) {
+    super("UNAVAILABLE", message);
+  }
+}
+
 /** A 422 for one field: `validationError("database_name", "is already taken")`. */
 export function validationError(field: string, message: string): AppError {
   return new AppError("VALIDATION", `${field} ${message}`, { [field]: [message] });

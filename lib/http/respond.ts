@@ -6,6 +6,7 @@ import {
   type FieldErrors,
   isDatabaseUnavailable,
   pgErrorCode,
+  UnavailableError,
 } from "@/lib/errors";
 
 const statusOfCode: Record<AppErrorCode, number> = {
@@ -68,7 +69,8 @@ export function toErrorResponse(error: unknown, context: string): Response {
   }
   if (error instanceof AppError) {
     if (error.code === "INTERNAL") console.error(`[api] ${context}: ${error.message}`, error.cause ?? "");
-    return errorResponse(statusOfCode[error.code], error.message, error.fieldErrors);
+    const headers = error instanceof UnavailableError ? { "retry-after": String(error.retryAfterS) } : undefined;
+    return errorResponse(statusOfCode[error.code], error.message, error.fieldErrors, headers);
   }
   if (error instanceof z.ZodError) {
     const errors = fieldErrorsOf(error);

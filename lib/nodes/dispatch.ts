@@ -4,7 +4,7 @@ import type { Queryable } from "@/db/client";
 import { nodeJobs, nodes } from "@/db/schema";
 import { type Job, type JobResult, PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import { env } from "@/lib/env";
-import { AppError } from "@/lib/errors";
+import { AppError, UnavailableError } from "@/lib/errors";
 import { panelBus, publishJob, waitForResult, withdrawJob } from "./bus";
 import { nodeStateOf } from "./service";
 
@@ -23,9 +23,9 @@ type NodeRow = typeof nodes.$inferSelect;
 /** How long a client is asked to wait before trying again a change its node did not answer. */
 export const NODE_RETRY_AFTER_S = 30;
 
-export class NodeUnavailableError extends AppError {
+export class NodeUnavailableError extends UnavailableError {
   constructor(readonly node: string) {
-    super("UNAVAILABLE", `The node ${node} that hosts this account does not answer; nothing was changed. Try again later.`);
+    super(`The node ${node} that hosts this account does not answer; nothing was changed. Try again later.`, NODE_RETRY_AFTER_S);
   }
 }
 

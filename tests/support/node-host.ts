@@ -45,6 +45,8 @@ export async function startNodeHost(label: string): Promise<NodeHost> {
   const gateway = `${prefix}.${last + 1}`;
   const address = `${prefix}.${last + 2}`;
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `panel-node-${label}-`));
+  // As a server's / is: the web server's user passes through it to the homes.
+  fs.chmodSync(root, 0o755);
   let holder: ChildProcess | null = null;
 
   const stop = async () => {
@@ -90,12 +92,13 @@ export async function startNodeHost(label: string): Promise<NodeHost> {
     await stop();
     throw error;
   }
-  const enter = (program: string, args: string[]) => ["-t", String(holder!.pid), "-m", "-n", "--", program, ...args];
+  // nsenter starts in the namespace's root directory unless told where.
+  const enter = (program: string, args: string[], cwd = process.cwd()) => ["-t", String(holder!.pid), "-m", "-n", `--wd=${cwd}`, "--", program, ...args];
   return {
     address,
     gateway,
     root,
-    start: (program, args, options = {}) => spawn("nsenter", enter(program, args), options),
+    start: (program, args, options = {}) => spawn("nsenter", enter(program, args, options.cwd?.toString()), options),
     run(program, args) {
       try {
         const stdout = execFileSync("nsenter", enter(program, args), { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
