@@ -2,7 +2,6 @@ import type { Queryable } from "@/db/client";
 import type { OperationName } from "@/lib/agent/operations";
 import { accountCronLines } from "@/lib/cron/service";
 import { hostedAccounts, knownPhpVersions } from "@/lib/hosting/service";
-import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { removeZoneFile } from "@/lib/provisioning/zone-files";
 import { accountKeys } from "@/lib/ssh/service";
 
@@ -80,24 +79,11 @@ export const accountServerParts: readonly AccountServerPart[] = [
     removal: async ({ domains }) => ({ on: "panel", run: () => eachInTurn(domains, removeZoneFile) }),
   },
   {
+    // The database server of the account's machine (its node's MYSQL_PROVISION_URL).
     name: "MariaDB databases and users",
-    removal: async ({ databases, databaseUsers }) => ({
-      on: "panel",
-      async run() {
-        const server = mysqlProvisioner();
-        if (!server) return;
-        await eachInTurn(databaseUsers, (user) => server.dropUser(user));
-        await eachInTurn(databases, (database) => server.dropDatabase(database));
-      },
-    }),
+    removal: async ({ databases, databaseUsers }) => onHost("databases.remove", { databases, users: databaseUsers }),
     // ACCOUNT LOCK refuses new logins; an unlocked user can log in again with its old password.
-    suspension: async ({ databaseUsers }, suspended) => ({
-      on: "panel",
-      async run() {
-        const server = mysqlProvisioner();
-        if (server) await eachInTurn(databaseUsers, (user) => server.setUserLocked(user, suspended));
-      },
-    }),
+    suspension: async ({ databaseUsers }, suspended) => onHost("databases.lock", { users: databaseUsers, locked: suspended }),
   },
   {
     name: "system user and home directory",

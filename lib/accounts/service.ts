@@ -12,7 +12,6 @@ import { webHostingEnabled } from "@/lib/provisioning/home-layout";
 import { applyDiskQuotas, applySshAccess, assertPhpUsable, provisionAccount, syncAccountSites } from "@/lib/hosting/service";
 import { quotaMountPoint } from "@/lib/provisioning/quota";
 import { lockAccount } from "@/lib/accounts/lock";
-import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { requestAutoSslCheck } from "@/lib/autossl/job";
@@ -23,6 +22,7 @@ import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged 
 import { findPlanByName, toPlanRecord } from "@/lib/plans/service";
 import { findResellerByUsername } from "@/lib/resellers/service";
 import { nodeSyncOf, type NodeSync } from "@/lib/nodes/dispatch";
+import { type Host, hostOfAccount } from "@/lib/nodes/hosts";
 import { nodeForNewAccount } from "@/lib/nodes/service";
 import { linuxGroupExists, linuxUserExists } from "@/lib/provisioning/passwd";
 import { ADMIN, type AccountManager, managedBy } from "./manager";
@@ -344,14 +344,17 @@ export async function getUsageDetails(db: Queryable, accountId: number) {
     .from(customerDatabases)
     .where(eq(customerDatabases.accountId, accountId))
     .orderBy(asc(customerDatabases.id));
-  const sizesMb = await databaseSizesMb(databases.map((database) => database.name));
+  const sizesMb = await databaseSizesMb(db, accountId, databases.map((database) => database.name));
+  const host = await hostOfAccount(db, accountId);
   return {
     domains: { used: await countOf(domains), limit: account.plan.max_domains },
     databases: { used: databases.length, limit: account.plan.max_databases },
     database_users: { used: await countOf(databaseUsers), limit: account.plan.max_database_users },
     dns_records: { used: await countAccountRecords(db, accountId), limit: account.plan.max_dns_records },
     // The measured size of the home; null (unknown, never invented) when the panel keeps no homes.
-    disk: { ...diskUsage(await accountDiskUsageMb(account.username), account.plan.disk_mb), enforced: (await quotaMountPoint()) !== null },
+    disk: host.local
+      ? { ...diskUsage(await accountDiskUsageMb(account.username), account.plan.disk_mb), enforced: (await quotaMountPoint()) !== null }
+      : await remoteDiskUsage(host, account.username, account.plan.disk_mb),
     // Real sizes from the database server; null when provisioning is off or the server is down.
     database_sizes: sizesMb
       ? databases.map((database) => ({
@@ -360,17 +363,24 @@ export async function getUsageDetails(db: Queryable, accountId: number) {
           size_mb: sizesMb.get(database.name) ?? 0,
         }))
       : null,
-    provisioning: { databases: mysqlProvisioner() !== null, web: webHostingEnabled() },
+    provisioning: host.local ? { databases: mysqlProvisioner() !== null, web: webHostingEnabled() } : { databases: sizesMb !== null, web: true },
   };
+}
+
+/** The home's size on the account's node, measured there; unknown (null) while the node does not answer. */
+async function remoteDiskUsage(host: Host, username: string, limitMb: number | null) {
+  const measured = await host.run("account.disk-usage", { username }).catch(() => null);
+  return { ...diskUsage(measured?.mb ?? null, limitMb), enforced: measured?.enforced ?? false };
 }
 
 /** GET /api/client/account/visitor-stats: `domain` must be the account's (else 404). */
 export async function visitorStats(db: Queryable, account: { id: number; username: string }, domain?: string) {
-  if (domain === undefined) return combinedReport(account.username);
+  const host = await hostOfAccount(db, account.id);
+  if (domain === undefined) return host.run("visitors.report", { username: account.username, domain: null });
   const name = normalizeDomainName(domain);
   const [owned] = name
     ? await db.select({ domain: domains.domain }).from(domains).where(and(eq(domains.accountId, account.id), eq(domains.domain, name)))
     : [];
   if (!owned) throw notFound("Domain");
-  return domainReport(account.username, owned.domain);
+  return host.run("visitors.report", { username: account.username, domain: owned.domain });
 }

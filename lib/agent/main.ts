@@ -54,7 +54,7 @@ export async function runJob(job: Job): Promise<JobResult> {
     return { id: job.id, ok: true, value: (await operation(job.args)) ?? null };
   } catch (error) {
     if (error instanceof AppError && error.code !== "INTERNAL") {
-      return { id: job.id, ok: false, error: { code: "VALIDATION", message: error.message, fields: error.fieldErrors } };
+      return { id: job.id, ok: false, error: { code: error.code, message: error.message, fields: error.fieldErrors } };
     }
     console.error(`[agent] ${job.op} failed:`, error);
     return { id: job.id, ok: false, error: { code: "INTERNAL", message: `${job.op} failed on the node; the agent's log says why` } };

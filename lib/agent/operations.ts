@@ -1,7 +1,10 @@
 import { env } from "@/lib/env";
 import { removeCertificate } from "@/lib/provisioning/acme";
 import { applyAccountSites, applyAllSites, createDomainRoot, provisionAccount, removeAccountSites, unprovisionAccount } from "@/lib/provisioning/hosting";
-import { prepareHome } from "@/lib/provisioning/home-layout";
+import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
+import { homeOf, prepareHome } from "@/lib/provisioning/home-layout";
+import { measureBytes } from "@/lib/provisioning/homes";
+import { quotaMountPoint } from "@/lib/provisioning/quota";
 import {
   applyAllLogins,
   applyLoginAccess,
@@ -14,6 +17,7 @@ import {
   setLoginsSuspended,
   writeAccountKeys,
 } from "@/lib/provisioning/logins";
+import { callDatabaseServer, removeAccountDatabases, setDatabaseUsersLocked } from "@/lib/provisioning/mysql";
 import { ensureAccount, reconcileAccounts } from "@/lib/provisioning/reconcile";
 import { AGENT_VERSION, PROTOCOL_VERSION } from "./protocol";
 
@@ -57,6 +61,17 @@ export const nodeOperations = {
   "logins.all": async (input: { accounts: Parameters<typeof applyAllLogins>[0] }) => applyAllLogins(input.accounts),
   "account.ensure": ensureAccount,
   "node.reconcile": reconcileAccounts,
+  /** The home's measured size (du, without following a link) and whether the kernel enforces the quota. */
+  "account.disk-usage": async (input: { username: string }) => {
+    const bytes = await measureBytes(homeOf(input.username));
+    return { mb: bytes === null ? null : Math.round((bytes / 1024 / 1024) * 100) / 100, enforced: (await quotaMountPoint()) !== null };
+  },
+  /** GoAccess's report of one domain's access log, or the account's combined one (README "Visitor statistics"). */
+  "visitors.report": async (input: { username: string; domain: string | null }) =>
+    input.domain === null ? combinedReport(input.username) : domainReport(input.username, input.domain),
+  "databases.call": callDatabaseServer,
+  "databases.remove": removeAccountDatabases,
+  "databases.lock": setDatabaseUsersLocked,
   "certificates.remove": async (input: { domains: string[] }) => {
     for (const domain of input.domains) await removeCertificate(env().certsDir, domain);
   },

@@ -1,3 +1,5 @@
+import type { AppErrorCode } from "@/lib/errors";
+
 // What the panel and a node's agent say to each other over NATS (README "Nodes"). Shared by both
 // sides: nothing here reads the panel's database or the machine.
 //
@@ -47,10 +49,14 @@ export interface Job {
   expires_at?: number;
 }
 
-/** A job's outcome: its value, or why it failed (a refusal the API answers 422, or a fault). */
+/**
+ * A job's outcome: its value, or why it failed — a refusal in the panel's own words with its code
+ * (VALIDATION: the API answers 422, NOT_FOUND: 404…), or INTERNAL for a fault (its detail stays
+ * in the agent's log).
+ */
 export type JobResult =
   | { id: string; ok: true; value: unknown }
-  | { id: string; ok: false; error: { code: "VALIDATION" | "INTERNAL"; message: string; fields?: Record<string, string[]> } };
+  | { id: string; ok: false; error: { code: AppErrorCode; message: string; fields?: Record<string, string[]> } };
 
 export interface Hello {
   agent_version: string;

@@ -5,7 +5,7 @@ import { preparedQuery } from "@/db/prepared";
 import { customerDatabases, databaseGrants, databaseUsers, hostingAccounts } from "@/db/schema";
 import { assertQuota, lockAccount } from "@/lib/accounts/lock";
 import { AppError, notFound, pgErrorCode, validationError } from "@/lib/errors";
-import { mysqlProvisioner } from "@/lib/provisioning/mysql";
+import { databaseServerOf } from "@/lib/nodes/hosts";
 import type {
   assignDatabaseBodySchema,
   createDatabaseBodySchema,
@@ -87,9 +87,9 @@ async function grantsOf(db: Queryable, where: ReturnType<typeof inArray>) {
 
 // ---- databases ----
 
-/** Real sizes when provisioning is on; null (unknown) when it is off or the server is down. */
-export async function databaseSizesMb(names: string[]): Promise<Map<string, number> | null> {
-  const server = mysqlProvisioner();
+/** Real sizes of the account's databases when provisioning is on; null (unknown) when it is off or the server is down. */
+export async function databaseSizesMb(db: Queryable, accountId: number, names: string[]): Promise<Map<string, number> | null> {
+  const server = await databaseServerOf(db, accountId).catch(() => null);
   if (!server) return null;
   return server.databaseSizesMb(names).catch((error) => {
     console.error("[databases] sizes unavailable:", (error as Error).message);
@@ -99,7 +99,7 @@ export async function databaseSizesMb(names: string[]): Promise<Map<string, numb
 
 async function toDatabaseRecords(db: Queryable, rows: (typeof customerDatabases.$inferSelect)[]): Promise<DatabaseRecord[]> {
   if (rows.length === 0) return [];
-  const sizesMb = await databaseSizesMb(rows.map((row) => row.databaseName));
+  const sizesMb = await databaseSizesMb(db, rows[0].accountId, rows.map((row) => row.databaseName));
   const grants = await grantsOf(db, inArray(databaseGrants.databaseId, rows.map((row) => row.id)));
   return rows.map((row) => ({
     id: row.id,
@@ -149,7 +149,7 @@ export async function createDatabase(
   input: z.output<typeof createDatabaseBodySchema>,
 ): Promise<DatabaseRecord> {
   const name = prefixedName(account, input.database_name, "database_name", MAX_DATABASE_NAME);
-  const server = mysqlProvisioner();
+  const server = await databaseServerOf(db, account.id);
   let createdOnServer = false;
   const id = await db
     .transaction(async (tx) => {
@@ -192,7 +192,7 @@ export async function deleteDatabase(db: Database, accountId: number, id: number
       throw new AppError("CONFLICT", `Database ${row.databaseName} still has users assigned: detach them first`);
     }
     await tx.delete(customerDatabases).where(eq(customerDatabases.id, id));
-    await mysqlProvisioner()?.dropDatabase(row.databaseName);
+    await (await databaseServerOf(tx, accountId))?.dropDatabase(row.databaseName);
   });
 }
 
@@ -248,7 +248,7 @@ export async function createDatabaseUser(
   input: z.output<typeof createDatabaseUserBodySchema>,
 ): Promise<DatabaseUserRecord> {
   const name = prefixedName(account, input.username, "username", MAX_DATABASE_USER_NAME);
-  const server = mysqlProvisioner();
+  const server = await databaseServerOf(db, account.id);
   let createdOnServer = false;
   const id = await db
     .transaction(async (tx) => {
@@ -295,7 +295,7 @@ export async function deleteDatabaseUser(db: Database, accountId: number, id: nu
       throw new AppError("CONFLICT", `Database user ${row.username} still has databases attached: detach them first`);
     }
     await tx.delete(databaseUsers).where(eq(databaseUsers.id, id));
-    await mysqlProvisioner()?.dropUser(row.username);
+    await (await databaseServerOf(tx, accountId))?.dropUser(row.username);
   });
 }
 
@@ -329,7 +329,7 @@ export async function assignDatabase(
     } else {
       await tx.insert(databaseGrants).values({ databaseUserId: userId, databaseId: input.database_id, privileges });
     }
-    await mysqlProvisioner()?.grant(user.username, database.databaseName, privileges);
+    await (await databaseServerOf(tx, accountId))?.grant(user.username, database.databaseName, privileges);
     return { message: existing ? "Privileges updated" : "Database assigned" };
   });
 }
@@ -351,7 +351,7 @@ export async function detachDatabase(
     if (removed.length === 0) {
       throw new AppError("NOT_FOUND", `Database user ${user.username} is not linked to ${database.databaseName}`);
     }
-    await mysqlProvisioner()?.revoke(user.username, database.databaseName);
+    await (await databaseServerOf(tx, accountId))?.revoke(user.username, database.databaseName);
     return { message: `Database user ${user.username} detached from ${database.databaseName}` };
   });
 }

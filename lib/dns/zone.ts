@@ -98,3 +98,27 @@ export async function bumpSerial(tx: Queryable, zone: LockedZone): Promise<numbe
     .where(and(eq(dnsRecords.domainId, zone.id), eq(dnsRecords.type, "SOA")));
   return serial;
 }
+
+/**
+ * A node's address changed (README "Nodes"): the apex A records of its accounts' zones that
+ * pointed to the old one point to the new one, each zone's serial bumped. The domains whose zones
+ * changed, for their zone files to be written once the change is committed.
+ */
+export async function moveApexRecords(tx: Queryable, nodeId: number, from: string, to: string): Promise<number[]> {
+  const pointing = await tx
+    .select({ id: dnsRecords.id, domainId: dnsRecords.domainId })
+    .from(dnsRecords)
+    .innerJoin(domains, eq(domains.id, dnsRecords.domainId))
+    .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
+    .where(and(eq(hostingAccounts.nodeId, nodeId), eq(dnsRecords.type, "A"), eq(dnsRecords.name, "@"), eq(dnsRecords.content, from)));
+  const zones = [...new Set(pointing.map((record) => record.domainId))];
+  for (const domainId of zones) {
+    const zone = await lockZone(tx, domainId);
+    await tx
+      .update(dnsRecords)
+      .set({ content: to })
+      .where(and(eq(dnsRecords.domainId, domainId), eq(dnsRecords.type, "A"), eq(dnsRecords.name, "@"), eq(dnsRecords.content, from)));
+    await bumpSerial(tx, zone);
+  }
+  return zones;
+}

@@ -35,7 +35,7 @@ function newJob(op: string, args: unknown, expiresAt?: number): Job {
 
 /** A node's refusal as the panel's error: its words for a refusal, generic words for a fault. */
 function resultError(node: string, result: Extract<JobResult, { ok: false }>): AppError {
-  if (result.error.code === "VALIDATION") return new AppError("VALIDATION", result.error.message, result.error.fields);
+  if (result.error.code !== "INTERNAL") return new AppError(result.error.code, result.error.message, result.error.fields);
   console.error(`[nodes] ${node}: ${result.error.message}`);
   return new AppError("INTERNAL", `The node ${node} could not complete the change; its agent's log says why`);
 }

@@ -3,6 +3,7 @@ import { getDb, type Queryable } from "@/db/client";
 import { hostingAccounts, nodes } from "@/db/schema";
 import { nodeOperations, type OperationInput, type OperationName, type OperationOutput } from "@/lib/agent/operations";
 import { notFound } from "@/lib/errors";
+import { type DatabaseServerCall, type MysqlProvisioner, mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { runOnNodeNow } from "./dispatch";
 import { LOCAL_NODE } from "./schemas";
 
@@ -48,6 +49,27 @@ export async function nodeOfAccount(db: Queryable, accountId: number): Promise<N
 /** The host of an account (404 when there is no such account). */
 export async function hostOfAccount(db: Queryable, accountId: number): Promise<Host> {
   return hostOfNode(await nodeOfAccount(db, accountId), accountId);
+}
+
+/**
+ * The database server of an account's machine, as lib/provisioning/mysql.ts's MysqlProvisioner:
+ * the panel's own (MYSQL_PROVISION_URL, null without one) for `local`; for another node, its
+ * server through its queue — a node without one keeps the records only, as the panel would.
+ */
+export async function databaseServerOf(db: Queryable, accountId: number): Promise<Pick<MysqlProvisioner, DatabaseServerCall> | null> {
+  const host = await hostOfAccount(db, accountId);
+  if (host.local) return mysqlProvisioner();
+  const call = async (name: DatabaseServerCall, ...args: unknown[]) => (await host.run("databases.call", { call: name, args })).value;
+  return {
+    createDatabase: async (name) => void (await call("createDatabase", name)),
+    dropDatabase: async (name) => void (await call("dropDatabase", name)),
+    createUser: async (username, password, options) => void (await call("createUser", username, password, options)),
+    dropUser: async (username) => void (await call("dropUser", username)),
+    setUserLocked: async (username, locked) => void (await call("setUserLocked", username, locked)),
+    grant: async (username, database, privileges) => void (await call("grant", username, database, privileges)),
+    revoke: async (username, database) => void (await call("revoke", username, database)),
+    databaseSizesMb: async (names) => new Map((await call("databaseSizesMb", names)) as [string, number][] | undefined),
+  };
 }
 
 /**

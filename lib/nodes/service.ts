@@ -4,6 +4,8 @@ import type { Database, Queryable } from "@/db/client";
 import { hostingAccounts, nodes } from "@/db/schema";
 import { HEARTBEAT_S, type Heartbeat, type Hello, MISSED_HEARTBEATS, nodePermissions, PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import { type Actor, recordAudit } from "@/lib/audit/service";
+import { moveApexRecords } from "@/lib/dns/zone";
+import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { env } from "@/lib/env";
 import { AppError, notFound, validationError } from "@/lib/errors";
 import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
@@ -111,7 +113,7 @@ export async function createNode(db: Database, input: z.output<typeof createNode
 }
 
 export async function updateNode(db: Database, id: number, input: z.output<typeof updateNodeSchema>, actor: Actor) {
-  await db.transaction(async (tx) => {
+  const movedZones = await db.transaction(async (tx) => {
     const [row] = await tx.select().from(nodes).where(eq(nodes.id, id)).for("update");
     if (!row) throw notFound("Node");
     if (input.name !== undefined && input.name !== row.name) {
@@ -129,7 +131,11 @@ export async function updateNode(db: Database, id: number, input: z.output<typeo
       })
       .where(eq(nodes.id, id));
     await recordAudit(tx, actor, { action: "node.update", targetType: "node", targetId: id, details: input });
+    // Its accounts' zones follow its address.
+    const from = row.name === LOCAL_NODE ? (row.ipv4 ?? env().serverIpv4) : row.ipv4;
+    return input.ipv4 !== undefined && from !== null && input.ipv4 !== from ? moveApexRecords(tx, id, from, input.ipv4) : [];
   });
+  for (const domainId of movedZones) await syncZoneFile(db, domainId);
   return getNode(db, id);
 }
 

@@ -214,6 +214,39 @@ export function mysqlProvisioner(): MysqlProvisioner | null {
   return (globalForMysql.__panelMysql = mysqlProvisionUrl ? createMysqlProvisioner(mysqlProvisionUrl, mysqlUserHost) : null);
 }
 
+// ---- The same server, asked by name: what a node's agent runs for the panel (lib/nodes/hosts.ts) ----
+
+/** The calls of MysqlProvisioner the panel makes on an account's node. */
+export const DATABASE_SERVER_CALLS = ["createDatabase", "dropDatabase", "createUser", "dropUser", "setUserLocked", "grant", "revoke", "databaseSizesMb"] as const;
+export type DatabaseServerCall = (typeof DATABASE_SERVER_CALLS)[number];
+
+/**
+ * One call of this machine's database server; `{configured: false}` without MYSQL_PROVISION_URL
+ * (the records are then all there is, as on a panel without it). Sizes come back as pairs.
+ */
+export async function callDatabaseServer(input: { call: DatabaseServerCall; args: unknown[] }): Promise<{ configured: boolean; value?: unknown }> {
+  const server = mysqlProvisioner();
+  if (!server) return { configured: false };
+  if (!(DATABASE_SERVER_CALLS as readonly string[]).includes(input.call)) throw new Error(`not a database server call: ${JSON.stringify(input.call)}`);
+  const value: unknown = await (server[input.call] as (...args: unknown[]) => Promise<unknown>)(...input.args);
+  return { configured: true, value: value instanceof Map ? [...value] : value };
+}
+
+/** Termination: the account's database users, then its databases, go from this machine's server. */
+export async function removeAccountDatabases(input: { databases: string[]; users: string[] }): Promise<void> {
+  const server = mysqlProvisioner();
+  if (!server) return;
+  for (const user of input.users) await server.dropUser(user);
+  for (const database of input.databases) await server.dropDatabase(database);
+}
+
+/** Suspension: ACCOUNT LOCK refuses new logins; an unlocked user can log in again with its old password. */
+export async function setDatabaseUsersLocked(input: { users: string[]; locked: boolean }): Promise<void> {
+  const server = mysqlProvisioner();
+  if (!server) return;
+  for (const user of input.users) await server.setUserLocked(user, input.locked);
+}
+
 // ---- Dumps and their loads (README "Backups"; issue 29) ----
 //
 // A dump is mariadb-dump of one database WITHOUT --databases, so it holds no CREATE DATABASE or

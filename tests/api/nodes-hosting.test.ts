@@ -181,6 +181,19 @@ for (const backend of testBackends()) {
       assert.equal(listed.accounts, 1);
     });
 
+    test("a node's new address: the zones of its accounts follow it", async () => {
+      const { username } = accounts.n1;
+      const node = await nodeRecord("n1");
+      const client = apiClient(env.server.baseUrl, env.seed.adminKey, username);
+      const [main] = (await client.get("/api/client/domains")).body;
+      const apex = async () =>
+        (await client.get(`/api/client/dns-records?domain_id=${main.id}`)).body.find((record: { type: string; name: string }) => record.type === "A" && record.name === "@").content;
+      assert.equal((await admin().put(`/api/admin/nodes/${node.id}`, { ipv4: "192.0.2.10" })).status, 200);
+      assert.equal(await apex(), "192.0.2.10");
+      assert.equal((await admin().put(`/api/admin/nodes/${node.id}`, { ipv4: n1().host.address })).status, 200);
+      assert.equal(await apex(), n1().host.address);
+    });
+
     test("a change on a node that answers is live when the API answers: a subdomain is served", async () => {
       const { username, domain } = accounts.n1;
       const client = apiClient(env.server.baseUrl, env.seed.adminKey, username);

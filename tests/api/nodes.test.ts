@@ -166,6 +166,25 @@ for (const backend of testBackends()) {
       }
     });
 
+    test("an agent older than the panel is shown as outdated and gets no accounts", async () => {
+      const identity = await loadOrCreateIdentity(seedOf(nodes.n1.dir));
+      const old = await connect({ servers: nats.url, authenticator: nkeyAuthenticator(identity.seed), inboxPrefix: "_INBOX_n1" });
+      try {
+        old.publish("panel.events.n1.heartbeat", encodeMessage({ agent_version: "0.0.0", protocol: PROTOCOL_VERSION - 1, disk: null, load: [0, 0, 0] }));
+        await old.flush();
+      } finally {
+        await old.close();
+      }
+      const node = await waitFor("n1 outdated", async () => {
+        const { body } = await admin().get(`/api/admin/nodes/${nodes.n1.id}`);
+        return body.state === "outdated" && body;
+      });
+      assert.equal(node.agent_version, "0.0.0");
+      const refused = await admin().post("/api/admin/accounts", { username: "oldnode", domain: "oldnode.example", node: "n1" });
+      assert.equal(refused.status, 422);
+      assert.deepEqual(Object.keys(refused.body.errors), ["node"]);
+    });
+
     test("a revoked node's agent is disconnected within 5 s and its key cannot connect again", async () => {
       const n2 = nodes.n2;
       const config = JSON.parse(fs.readFileSync(path.join(n2.dir.DATA_DIR, "node.json"), "utf8"));
