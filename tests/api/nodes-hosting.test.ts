@@ -1,7 +1,5 @@
 import assert from "node:assert/strict";
-import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -12,9 +10,8 @@ import { testBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { startNats, type TestNats } from "../support/nats";
-import { type NodeHost, startNodeHost } from "../support/node-host";
 import { makeKey } from "../support/seed";
-import { startWebServers, type WebServers } from "../support/web-servers";
+import { startTestNode, type TestNode } from "../support/test-node";
 
 // Accounts on two hosting servers (README "Nodes"). Each test node is a machine of its own on
 // this one (tests/support/node-host.ts: its own network namespace and address, its own /etc with
@@ -38,28 +35,6 @@ after(async () => {
 /** How long a change waits for its node in these tests before answering 503 (or 202). */
 const JOB_TIMEOUT_S = 3;
 
-interface TestNode {
-  name: string;
-  host: NodeHost;
-  servers: WebServers;
-  env: Record<string, string>;
-  agent: ChildProcess | null;
-  agentLog: string;
-}
-
-/** A page of the node's nginx, asked for `host` at the node's address. */
-function visit(node: TestNode, host: string, urlPath = "/"): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const request = http.get({ host: node.host.address, port: node.servers.httpPort, path: urlPath, headers: { host }, timeout: 5000 }, (response) => {
-      let text = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk) => (text += chunk));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, text }));
-    });
-    request.on("error", reject);
-  });
-}
-
 async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
   const started = Date.now();
   for (;;) {
@@ -77,74 +52,15 @@ for (const backend of testBackends()) {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
     const nodes: TestNode[] = [];
     const admin = () => apiClient(env.server.baseUrl, env.seed.adminKey);
-
-    /** Runs the panel's command line inside the node, as its administrator would. */
-    function panelOnNode(node: TestNode, args: string[]): Promise<{ code: number; output: string }> {
-      const child = node.host.start(process.execPath, ["--import", "tsx", "lib/cli/main.ts", ...args], { env: node.env as NodeJS.ProcessEnv, cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] });
-      let output = "";
-      child.stdout!.on("data", (chunk) => (output += chunk));
-      child.stderr!.on("data", (chunk) => (output += chunk));
-      return new Promise((resolve) => child.on("close", (code) => resolve({ code: code ?? 1, output })));
-    }
-
-    function startAgent(node: TestNode): void {
-      const agent = node.host.start(process.execPath, ["--import", "tsx", "lib/cli/main.ts", "node", "agent"], { env: node.env as NodeJS.ProcessEnv, cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] });
-      agent.stdout!.on("data", (chunk) => (node.agentLog += chunk));
-      agent.stderr!.on("data", (chunk) => (node.agentLog += chunk));
-      node.agent = agent;
-    }
-
-    async function stopAgent(node: TestNode): Promise<void> {
-      const agent = node.agent;
-      node.agent = null;
-      if (!agent || agent.exitCode !== null) return;
-      const exited = new Promise((resolve) => agent.once("exit", resolve));
-      agent.kill("SIGKILL");
-      await exited;
-    }
-
     const nodeRecord = async (name: string) => (await admin().get("/api/admin/nodes")).body.nodes.find((node: { name: string }) => node.name === name);
 
     before(async () => {
       env = await createEnvironment(backend, seed, { ...nats.env, NODE_JOB_TIMEOUT_S: String(JOB_TIMEOUT_S) });
-      for (const name of ["n1", "n2"]) {
-        const host = await startNodeHost(name);
-        const servers = await startWebServers(path.join(host.root, "web"), host.start);
-        const node: TestNode = {
-          name,
-          host,
-          servers,
-          agent: null,
-          agentLog: "",
-          // The node's own configuration: no database, its own homes, web server and data.
-          env: {
-            PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin",
-            PANEL_ENV_FILE: "/dev/null",
-            DATA_DIR: path.join(host.root, "data"),
-            HOME_ROOT: path.join(host.root, "home"),
-            SYSTEM_USERS: "1",
-            LOGROTATE_CONFIG_FILE: path.join(host.root, "logrotate.conf"),
-            ...servers.env,
-          },
-        };
-        nodes.push(node);
-        const created = await admin().post("/api/admin/nodes", { name, ipv4: host.address });
-        assert.equal(created.status, 201, JSON.stringify(created.body));
-        const panelUrl = `http://${host.gateway}:${env.server.port}`;
-        const joined = await panelOnNode(node, ["node", "join", "--panel", panelUrl, "--token", created.body.enrolment_token, "--nats", `nats://${host.gateway}:${nats.port}`]);
-        assert.equal(joined.code, 0, joined.output);
-        startAgent(node);
-        await waitFor(`${name}'s agent`, async () => (await nodeRecord(name))?.state === "active");
-      }
+      for (const name of ["n1", "n2"]) nodes.push(await startTestNode(name, { panelPort: env.server.port, admin: env.seed.adminKey, nats }));
     });
 
     after(async () => {
-      for (const node of nodes) {
-        node.agent?.kill("SIGCONT");
-        await stopAgent(node);
-        await node.servers.stop().catch(() => undefined);
-        await node.host.stop();
-      }
+      for (const node of nodes) await node.stop();
       await env?.teardown();
     });
 
@@ -162,11 +78,11 @@ for (const backend of testBackends()) {
         accounts[node.name] = { id: created.body.id, username, domain };
         const publicHtml = path.join(node.host.root, "home", username, "public_html");
         fs.writeFileSync(path.join(publicHtml, "index.html"), `served by ${node.name}\n`, { mode: 0o644 });
-        const page = await visit(node, domain, "/index.html");
+        const page = await node.visit(domain, "/index.html");
         assert.equal(page.status, 200);
         assert.equal(page.text, `served by ${node.name}\n`);
         // The other node does not host it.
-        assert.equal((await visit(nodes[1 - index], domain, "/index.html")).status, 404);
+        assert.equal((await nodes[1 - index].visit(domain, "/index.html")).status, 404);
         // Its Linux user is the node's own: not on the panel's machine, not on the other node.
         assert.equal(node.host.run("id", ["-u", username]).code, 0);
         assert.notEqual(nodes[1 - index].host.run("id", ["-u", username]).code, 0);
@@ -201,7 +117,7 @@ for (const backend of testBackends()) {
       const sub = await client.post("/api/client/domains", { domain: `blog.${domain}`, domain_type: "subdomain", parent_domain_id: main.id, domain_path: "blog" });
       assert.equal(sub.status, 201, JSON.stringify(sub.body));
       fs.writeFileSync(path.join(n1().host.root, "home", username, "blog", "index.html"), "blog\n", { mode: 0o644 });
-      assert.equal((await visit(n1(), `blog.${domain}`, "/index.html")).text, "blog\n");
+      assert.equal((await n1().visit(`blog.${domain}`, "/index.html")).text, "blog\n");
     });
 
     test("an agent stopped while its account is suspended: 202 pending, applied once within 30 s of SIGCONT", async () => {
@@ -214,12 +130,12 @@ for (const backend of testBackends()) {
         assert.equal(suspended.body.node_sync, "pending");
         assert.equal((await admin().get(`/api/admin/accounts/${id}`)).body.node_sync, "pending");
         // Not applied yet: the node has not done it.
-        assert.equal((await visit(n1(), domain, "/index.html")).status, 200);
+        assert.equal((await n1().visit(domain, "/index.html")).status, 200);
       } finally {
         n1().agent!.kill("SIGCONT");
       }
       const resumedAt = Date.now();
-      await waitFor("the suspension on n1", async () => (await visit(n1(), domain, "/index.html")).status === 503);
+      await waitFor("the suspension on n1", async () => (await n1().visit(domain, "/index.html")).status === 503);
       assert.ok(Date.now() - resumedAt < 30_000);
       await waitFor("node_sync ok", async () => (await admin().get(`/api/admin/accounts/${id}`)).body.node_sync === "ok");
       if (env.db) {
@@ -230,7 +146,7 @@ for (const backend of testBackends()) {
       }
       const unsuspended = await admin().post(`/api/admin/accounts/${id}/unsuspend`);
       assert.equal(unsuspended.status, 200);
-      assert.equal((await visit(n1(), domain, "/index.html")).status, 200);
+      assert.equal((await n1().visit(domain, "/index.html")).status, 200);
     });
 
     test("a change while its node does not answer: 503 with Retry-After naming the node, nothing stored", async () => {
@@ -256,17 +172,17 @@ for (const backend of testBackends()) {
       await waitFor("n1 active again", async () => (await nodeRecord("n1")).state === "active");
       // The job n1 had taken is dropped past its expiry, and the reconcile keeps it as the database says.
       await new Promise((resolve) => setTimeout(resolve, 2000));
-      assert.equal((await visit(n1(), `shop.${domain}`, "/")).status, 404);
+      assert.equal((await n1().visit(`shop.${domain}`, "/")).status, 404);
     });
 
     test("an agent that comes back reconciles its accounts: a removed site and keys file are made again", async () => {
       const { domain } = accounts.n2;
-      await stopAgent(n2());
+      await n2().stopAgent();
       const site = path.join(n2().servers.env.NGINX_SITES_DIR, `${domain}.conf`);
       fs.rmSync(site);
-      startAgent(n2());
+      n2().startAgent();
       await waitFor("n2's site written again", async () => fs.existsSync(site));
-      await waitFor("n2 serving it", async () => (await visit(n2(), domain, "/index.html")).status === 200);
+      await waitFor("n2 serving it", async () => (await n2().visit(domain, "/index.html")).status === 200);
     });
 
     test("terminate while the node is away: 202, the records go once the node has removed everything", async () => {

@@ -47,8 +47,16 @@ export async function startNats(root: string, listen = "127.0.0.1"): Promise<Tes
   const config = path.join(root, "nats-server.conf");
   fs.writeFileSync(
     config,
-    [`listen: "${listen}:${port}"`, `jetstream { store_dir: "${path.join(root, "jetstream")}" }`, `log_file: "${logFile}"`, // nats-server reads an include relative to the including file.
-    `include "${path.basename(authFile)}"`, ""].join("\n"),
+    [
+      `listen: "${listen}:${port}"`,
+      `jetstream { store_dir: "${path.join(root, "jetstream")}" }`,
+      // As README "Nodes" sets it: a node's reconcile carries every account it hosts.
+      "max_payload: 8MB",
+      `log_file: "${logFile}"`,
+      // nats-server reads an include relative to the including file.
+      `include "${path.basename(authFile)}"`,
+      "",
+    ].join("\n"),
   );
   const child = spawn("nats-server", ["-c", config], { stdio: "ignore" });
   const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, "utf8") : "");

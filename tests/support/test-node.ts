@@ -1,0 +1,124 @@
+import type { ChildProcess } from "node:child_process";
+import http from "node:http";
+import path from "node:path";
+import { apiClient, type Credentials } from "./http";
+import type { TestNats } from "./nats";
+import { type NodeHost, startNodeHost } from "./node-host";
+import { startWebServers, type WebServers } from "./web-servers";
+
+// A hosting node as an administrator sets one up (README "Nodes"), for tests and benches: a
+// machine of its own (tests/support/node-host.ts) with its own nginx and PHP-FPM, added through
+// the panel's API, enrolled with `panel node join` run on it, and its agent (`panel node agent`)
+// started there. Its configuration is its own: no database, its own homes and data.
+
+export interface TestNode {
+  name: string;
+  host: NodeHost;
+  servers: WebServers;
+  /** The node's panel.env, as variables. */
+  env: Record<string, string>;
+  /** Its id in the panel. */
+  id: number;
+  agent: ChildProcess | null;
+  /** What its agent printed. */
+  agentLog(): string;
+  startAgent(): void;
+  /** SIGKILL, as a crash. */
+  stopAgent(): Promise<void>;
+  /** The panel's command line run on the node. */
+  panel(args: string[]): Promise<{ code: number; output: string }>;
+  /** A page of its nginx, asked for `host` at its address, as a visitor's browser would. */
+  visit(host: string, urlPath?: string): Promise<{ status: number; text: string }>;
+  stop(): Promise<void>;
+}
+
+/** Adds node `name` to the panel at `panelPort` (as `admin`), enrols it and starts its agent; resolves once it is active. */
+export async function startTestNode(name: string, options: { panelPort: number; admin: Credentials; nats: TestNats; env?: Record<string, string> }): Promise<TestNode> {
+  const host = await startNodeHost(name);
+  let servers: WebServers;
+  try {
+    servers = await startWebServers(path.join(host.root, "web"), host.start);
+  } catch (error) {
+    await host.stop();
+    throw error;
+  }
+  let agent: ChildProcess | null = null;
+  let log = "";
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin",
+    PANEL_ENV_FILE: "/dev/null",
+    DATA_DIR: path.join(host.root, "data"),
+    HOME_ROOT: path.join(host.root, "home"),
+    SYSTEM_USERS: "1",
+    LOGROTATE_CONFIG_FILE: path.join(host.root, "logrotate.conf"),
+    ...servers.env,
+    ...options.env,
+  };
+  const runOnNode = (args: string[]) => host.start(process.execPath, ["--import", "tsx", "lib/cli/main.ts", ...args], { env: env as NodeJS.ProcessEnv, cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] });
+  const node: TestNode = {
+    name,
+    host,
+    servers,
+    env,
+    id: 0,
+    get agent() {
+      return agent;
+    },
+    agentLog: () => log,
+    startAgent() {
+      agent = runOnNode(["node", "agent"]);
+      agent.stdout!.on("data", (chunk) => (log += chunk));
+      agent.stderr!.on("data", (chunk) => (log += chunk));
+    },
+    async stopAgent() {
+      const running = agent;
+      agent = null;
+      if (!running || running.exitCode !== null || running.signalCode !== null) return;
+      const exited = new Promise((resolve) => running.once("exit", resolve));
+      running.kill("SIGCONT");
+      running.kill("SIGKILL");
+      await exited;
+    },
+    panel(args) {
+      const child = runOnNode(args);
+      let output = "";
+      child.stdout!.on("data", (chunk) => (output += chunk));
+      child.stderr!.on("data", (chunk) => (output += chunk));
+      return new Promise((resolve) => child.on("close", (code) => resolve({ code: code ?? 1, output })));
+    },
+    visit(hostName, urlPath = "/") {
+      return new Promise((resolve, reject) => {
+        const request = http.get({ host: host.address, port: servers.httpPort, path: urlPath, headers: { host: hostName }, timeout: 5000 }, (response) => {
+          let text = "";
+          response.setEncoding("utf8");
+          response.on("data", (chunk) => (text += chunk));
+          response.on("end", () => resolve({ status: response.statusCode ?? 0, text }));
+        });
+        request.on("error", reject);
+      });
+    },
+    async stop() {
+      await node.stopAgent();
+      await servers.stop().catch(() => undefined);
+      await host.stop();
+    },
+  };
+  try {
+    const admin = apiClient(`http://127.0.0.1:${options.panelPort}`, options.admin);
+    const created = await admin.post("/api/admin/nodes", { name, ipv4: host.address });
+    if (created.status !== 201) throw new Error(`the node was not added: ${JSON.stringify(created.body)}`);
+    node.id = created.body.id;
+    const joined = await node.panel(["node", "join", "--panel", `http://${host.gateway}:${options.panelPort}`, "--token", created.body.enrolment_token, "--nats", `nats://${host.gateway}:${options.nats.port}`]);
+    if (joined.code !== 0) throw new Error(`panel node join failed: ${joined.output}`);
+    node.startAgent();
+    const started = Date.now();
+    while ((await admin.get(`/api/admin/nodes/${node.id}`)).body.state !== "active") {
+      if (Date.now() - started > 30_000) throw new Error(`the agent of ${name} did not come up:\n${log}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } catch (error) {
+    await node.stop();
+    throw error;
+  }
+  return node;
+}
