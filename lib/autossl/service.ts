@@ -1,9 +1,10 @@
 import { and, asc, eq, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { domainCertificates, domains, hostingAccounts } from "@/db/schema";
+import { domainCertificates, domains, hostingAccounts, nodes } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { siteNames } from "@/lib/domains/names";
 import { notFound } from "@/lib/errors";
+import { LOCAL_NODE } from "@/lib/nodes/schemas";
 
 // AutoSSL's records in the database: which sites exist and what their certificates are, the lock
 // one instance takes to issue, and the outcome of each attempt.
@@ -16,14 +17,19 @@ export interface SiteToCheck {
   row: typeof domainCertificates.$inferSelect | null;
 }
 
-/** Every site (domains and subdomains; parked names are on their domain's certificate). */
+/**
+ * Every site of the panel's own machine (domains and subdomains; parked names are on their
+ * domain's certificate). Sites on other nodes are not issued for yet (docs/nodes.md): the
+ * challenges and certificates live on the panel's machine.
+ */
 export async function sitesToCheck(db: Queryable, domainIds?: number[]): Promise<SiteToCheck[]> {
   const rows = await db
     .select({ domain: domains, autoSsl: hostingAccounts.isAutoSslEnabled, row: domainCertificates })
     .from(domains)
     .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
+    .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
     .leftJoin(domainCertificates, eq(domainCertificates.domainId, domains.id))
-    .where(domainIds ? inArray(domains.id, domainIds) : undefined)
+    .where(and(eq(nodes.name, LOCAL_NODE), domainIds ? inArray(domains.id, domainIds) : undefined))
     .orderBy(asc(domains.id));
   const parked = await db
     .select({ on: domains.parkedOnDomainId, name: domains.domain })
