@@ -69,7 +69,8 @@ async function main() {
     ].join("\n"),
   );
   Object.assign(process.env, {
-    DATA_DIR: root,
+    // The homes and the sockets' directory must lie outside DATA_DIR (lib/env.ts).
+    DATA_DIR: path.join(root, "data"),
     WEB_SERVER: "nginx",
     NGINX_SITES_DIR: path.join(root, "sites"),
     NGINX_TEST_COMMAND: `nginx -t -q -c ${nginxConf} -p ${root}`,

@@ -237,7 +237,7 @@ function realPath(file: string): string {
     return fs.realpathSync.native(file);
   } catch {
     const parent = path.dirname(file);
-    return parent === file ? file : path.join(realPath(parent), path.basename(file));
+    return parent === file ? file : path.join(/* turbopackIgnore: true */ realPath(parent), path.basename(file));
   }
 }
 

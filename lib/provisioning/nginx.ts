@@ -140,10 +140,21 @@ const PROXY_HEADERS = [
   "Connection $http_connection",
 ];
 
+// disable_symlinks (renderSite) guards the files nginx itself sends from the home. A location that
+// sends none turns it off: PHP-FPM opens its scripts as the account, inside open_basedir (a link
+// to another account's file is that account's permissions away); a proxy, a fixed answer and the
+// panel's own ACME tokens hold no file of a customer. And there it would cost log lines: with it
+// on, nginx 1.22's check that the request's root exists before it writes a log whose path holds a
+// variable walks the URI's folders as though they were the root's, fails for a URI of two or more
+// segments, and drops the line (found here: WordPress's /wp-admin/*.php went unlogged). So only
+// nginx's own 403 and 404 answers to such URIs, at the server's level, go unlogged.
+const NO_LINK_CHECK = "        disable_symlinks off;";
+
 function contentLocations(site: Site): string[] {
   if (site.suspended) {
     return [
       "    location / {",
+      NO_LINK_CHECK,
       "        default_type text/html;",
       `        return 503 '${SUSPENDED_PAGE}';`,
       "    }",
@@ -152,6 +163,7 @@ function contentLocations(site: Site): string[] {
   if (site.profile === "proxy") {
     return [
       "    location / {",
+      NO_LINK_CHECK,
       // The socket the account's application made in its own run/ (the trailing `:` ends the path).
       `        proxy_pass http://unix:${site.proxySocket}:;`,
       "        proxy_http_version 1.1;",
@@ -164,6 +176,7 @@ function contentLocations(site: Site): string[] {
   const refused = site.phpSocket
     ? [
         "    location ~ [^/]\\.php(/|$) {",
+        NO_LINK_CHECK,
         "        fastcgi_split_path_info ^(.+?\\.php)(/.*)$;",
         "        try_files $fastcgi_script_name =404;",
         ...FASTCGI_PARAMS.map((param) => `        fastcgi_param ${param};`),
@@ -171,11 +184,12 @@ function contentLocations(site: Site): string[] {
         `        fastcgi_pass unix:${site.phpSocket};`,
         "    }",
         "    location ~ /\\.(?!well-known) {",
+        NO_LINK_CHECK,
         "        deny all;",
         "    }",
       ]
     : // Without PHP a .php file is refused too, never sent as text (its source holds passwords).
-      ["    location ~ \\.php(/|$)|/\\.(?!well-known) {", "        return 403;", "    }"];
+      ["    location ~ \\.php(/|$)|/\\.(?!well-known) {", NO_LINK_CHECK, "        return 403;", "    }"];
   return [
     `    index ${site.phpSocket ? "index.php " : ""}index.html index.htm;`,
     // For every request no location below takes. PHP: what is not a file or a directory goes to
@@ -193,6 +207,7 @@ export function renderSite(unchecked: Site, settings: SiteSettings): string {
   const names = site.serverNames.join(" ");
   const acme = [
     "    location ^~ /.well-known/acme-challenge/ {",
+    NO_LINK_CHECK,
     `        root ${settings.acmeChallengeDir};`,
     "        default_type text/plain;",
     "        try_files $uri =404;",
@@ -214,12 +229,13 @@ export function renderSite(unchecked: Site, settings: SiteSettings): string {
     // account's wp-config.php, logs or keys file) is followed only when the link and what it
     // points at have one owner. Checked from the home on, not from $document_root: the document
     // root itself is the customer's to swap for a link; the home is root's (README "Security").
+    // Off in the locations that send no file of the home (NO_LINK_CHECK).
     `    disable_symlinks if_not_owner from=${home};`,
   ];
   const lines = [`# ${site.domain}: written by the hosting panel; edit through the panel.`, "server {"];
   lines.push(`    listen ${settings.httpPort};`, ...common, ...acme);
   if (site.tls) {
-    lines.push("    location / {", `        return 301 https://$host${settings.httpsPort === 443 ? "" : `:${settings.httpsPort}`}$request_uri;`, "    }");
+    lines.push("    location / {", NO_LINK_CHECK, `        return 301 https://$host${settings.httpsPort === 443 ? "" : `:${settings.httpsPort}`}$request_uri;`, "    }");
     lines.push("}", "server {");
     lines.push(`    listen ${settings.httpsPort} ssl;`, ...common);
     lines.push(`    ssl_certificate ${site.tls.certificatePath};`, `    ssl_certificate_key ${site.tls.keyPath};`);
