@@ -1,6 +1,6 @@
 import type { ChildProcess, StdioOptions } from "node:child_process";
 import path from "node:path";
-import type { Readable } from "node:stream";
+import { PassThrough, pipeline, type Readable } from "node:stream";
 import { AppError } from "@/lib/errors";
 import { openDirectoryIn, openTrustedDirectory } from "./home-files";
 import { childExit, exitReason, startAsUser, startChild, toolEnv } from "./system";
@@ -55,7 +55,7 @@ const TAR_CREATE = [
   ".",
 ];
 
-/** tar's exit statuses that are a backup: 0, and 1 (a file changed while it was read: stored as read). */
+/** tar's exit statuses that are a backup (when it wrote one): 0, and 1 (a file changed while it was read: stored as read). */
 const STORED = new Set([0, 1]);
 
 /**
@@ -80,10 +80,15 @@ export async function startHomeArchive(home: string, owner: string | null): Prom
     await homeDir.close();
     throw error;
   }
+  // What tar wrote: runuser's own failures (no such user, no tar) exit 1 too, having written nothing.
+  let written = 0;
+  tar.stdout!.on("data", (chunk: Buffer) => (written += chunk.length));
+  const stdout = new PassThrough();
+  pipeline(tar.stdout!, stdout, () => undefined); // its reader gone (restic failed): tar ends on the closed pipe
   const done = childExit(tar)
     .then(
       (exit) => {
-        if (exit.code !== null && STORED.has(exit.code)) {
+        if (exit.code !== null && STORED.has(exit.code) && written > 0) {
           if (exit.stderr) console.error(`[backups] the home of ${username} was read as ${who}, leaving out what it cannot read: ${exit.stderr.split("\n").slice(-4).join(" ")}`);
           return;
         }
@@ -96,5 +101,5 @@ export async function startHomeArchive(home: string, owner: string | null): Prom
       },
     )
     .finally(() => homeDir.close());
-  return { stdout: tar.stdout!, done };
+  return { stdout, done };
 }

@@ -77,8 +77,11 @@ remove)
 esac
 `;
 
-/** The shell the account runs to list what home.tar holds at a member (tar -t): fixed text, the member its parameter. */
-const LIST_SCRIPT = `tar -t -v --numeric-owner --quoting-style=c --no-wildcards --no-unquote -f - -- "$1"
+/** How tar lists home.tar for parseListedLine: every name C-quoted (so no name passes for another line or field), member names taken as they are (no wildcards, no unquoting). */
+export const LIST_OPTIONS = ["-t", "-v", "--numeric-owner", "--quoting-style=c", "--no-wildcards", "--no-unquote"] as const;
+
+/** The shell the account runs to list what home.tar holds at a member: fixed text, the member its parameter. */
+const LIST_SCRIPT = `tar ${LIST_OPTIONS.join(" ")} -f - -- "$1"
 listed=$?
 cat > /dev/null
 exit $listed
