@@ -117,14 +117,16 @@ async function backupDatabase(database: string, tags: string[]): Promise<(Databa
 /**
  * The home as its own Linux user reads it (tar, lib/provisioning/home-backup.ts) piped into
  * restic as home.tar; nothing when the account has no home. A read that failed forgets what
- * restic stored of it; restic's own failure comes first (tar then ends on the closed pipe).
+ * restic stored of it. Which failure is told: tar's own (restic then got a cut-off or empty
+ * stream), else restic's (tar then ends on the closed pipe).
  */
 async function backupHome(username: string, tags: string[]): Promise<void> {
   const archive = await startHomeArchive(homeOf(username), fileOwner(username));
   if (!archive) return;
   const stored = restic(["backup", "--stdin", "--stdin-filename", HOME_ARCHIVE, ...tags.flatMap((tag) => ["--tag", tag])], archive.stdout);
   const [readResult, storeResult] = await Promise.allSettled([archive.done, stored]);
-  if (storeResult.status === "rejected") throw storeResult.reason;
+  const readFailedItself = readResult.status === "rejected" && readResult.reason instanceof AppError;
+  if (storeResult.status === "rejected" && !readFailedItself) throw storeResult.reason;
   if (readResult.status === "rejected") {
     await forgetRun(tags);
     throw readResult.reason;

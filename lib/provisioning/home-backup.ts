@@ -61,8 +61,9 @@ const STORED = new Set([0, 1]);
 /**
  * Starts tar writing the home `home` (HOME_ROOT/<username>) to its standard output, as `owner`
  * (the account's Linux user; null: the panel's own user, for homes without one, which no customer
- * process can write). `done` settles when tar has ended: a failure is logged and rejects with the
- * panel's words (what restic stored of it is then no backup). null when there is no home.
+ * process can write). `done` settles when tar has ended: its own failure (or runuser's) is logged
+ * and rejects with an AppError in the panel's words; stopped by a signal (its reader gone), with
+ * a plain Error. Either way what restic stored of it is no backup. null when there is no home.
  */
 export async function startHomeArchive(home: string, owner: string | null): Promise<{ stdout: Readable; done: Promise<void> } | null> {
   // HOME_ROOT is the administrator's; the home itself is opened like any directory in it, never through a link.
@@ -92,6 +93,8 @@ export async function startHomeArchive(home: string, owner: string | null): Prom
           if (exit.stderr) console.error(`[backups] the home of ${username} was read as ${who}, leaving out what it cannot read: ${exit.stderr.split("\n").slice(-4).join(" ")}`);
           return;
         }
+        // Stopped (its reader gone, or the time-out): not a failure of its own.
+        if (exit.signal) throw new Error(`tar reading the home of ${username} was stopped by ${exit.signal}`);
         console.error(`[backups] reading the home of ${username} as ${who} failed: ${exitReason(exit)}`);
         throw new AppError("VALIDATION", `reading the home of ${username} failed (the panel's log says why)`);
       },

@@ -548,5 +548,28 @@ for (const backend of testBackends()) {
       assert.equal(missing.status, 422, JSON.stringify(missing.body));
       assert.ok(missing.body.errors?.path, JSON.stringify(missing.body));
     });
+
+    test("an account whose Linux user is gone: its backup fails in the panel's words (runuser's failure is never an empty home.tar taken for a backup), and what restic stored of it is forgotten", async () => {
+      const erin = `be${randomBytes(3).toString("hex")}`;
+      createdUsers.push(erin);
+      const created = await admin().post("/api/admin/accounts", { username: erin, domain: `${erin}.example` });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      try {
+        execFileSync("userdel", [erin]);
+        const since = Date.now() - 1000;
+        assert.equal((await admin().post(`/api/admin/accounts/${created.body.id}/backups`)).status, 202);
+        let status: { last_failure_at: string | null; last_error: string | null } | undefined;
+        for (let waited = 0; !(status?.last_failure_at && Date.parse(status.last_failure_at) >= since); waited += 250) {
+          assert.ok(waited < 60_000, "the run did not end within 60 s");
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          status = (await admin().get("/api/admin/backups")).body.accounts.find((a: { account_id: number }) => a.account_id === created.body.id);
+        }
+        assert.equal(status!.last_error, `reading the home of ${erin} failed (the panel's log says why)`);
+        assert.deepEqual((await admin().get(`/api/admin/accounts/${created.body.id}/backups`)).body.snapshots, []);
+        assert.deepEqual(JSON.parse(restic(["snapshots", "--json", "--tag", `account-id:${created.body.id}`])), [], "the half run forgotten");
+      } finally {
+        await admin().delete(`/api/admin/accounts/${created.body.id}`);
+      }
+    });
   });
 }
