@@ -12,9 +12,9 @@ import { env } from "@/lib/env";
 import { AppError, notFound, validationError } from "@/lib/errors";
 import { homeOf } from "@/lib/provisioning/home-layout";
 import { entryExistsIn, LinkInHomeError, openDirectoryPath, openTrustedDirectory, pathComponents } from "@/lib/provisioning/home-files";
-import { freeBytesOf, removeAsUser, restoreIntoDirectory } from "@/lib/provisioning/home-restore";
+import { freeBytesOf, homeSnapshotEntry, homeSnapshotPath, removeAsUser, restoreIntoDirectory } from "@/lib/provisioning/home-restore";
 import { type DatabaseObject, type DumpLoad, loadDatabaseDump, mysqlProvisioner } from "@/lib/provisioning/mysql";
-import { restic, resticStream, type ResticSnapshot, snapshotEntry } from "@/lib/provisioning/restic";
+import { restic, resticStream, type ResticSnapshot } from "@/lib/provisioning/restic";
 import { RUN_ID } from "./schemas";
 import { listRuns, ownerTag, runTag, snapshotsWith, tagValue } from "./service";
 
@@ -152,9 +152,8 @@ export async function restoreHomePath(username: string, snapshot: ResticSnapshot
   const destination = beside ?? parts;
   const field = beside ? "to" : "path";
   const home = homeOf(username);
-  // The snapshot holds the home under the path it had then, which a renamed HOME_ROOT does not change.
-  const source = path.posix.join(snapshot.paths[0] ?? home, ...parts);
-  const entry = await snapshotEntry(snapshot.id, source, signal);
+  const source = homeSnapshotPath(snapshot, home, parts);
+  const entry = await homeSnapshotEntry(username, source, signal);
   throwIfStopped(signal);
   if (!entry) return false;
   if (entry.kind === "other") throw validationError("path", "is a link or a special file in the backup: restore the folder that holds it");
@@ -170,7 +169,7 @@ export async function restoreHomePath(username: string, snapshot: ResticSnapshot
     if (entry.bytes > free) throw validationError(field, `needs ${megabytes(entry.bytes)} and the home's file system has ${megabytes(free)} free`);
     let outcome;
     try {
-      outcome = await restoreIntoDirectory({ username, snapshotId: snapshot.id, source, entry, parent, name, signal });
+      outcome = await restoreIntoDirectory({ username, source, entry, parent, name, signal });
     } finally {
       // A folder made beside its place and left half written goes again, removed by the account's user.
       if (outcome !== "restored" && beside && entry.kind === "folder") await removeAsUser(username, parent, name);

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import fs from "node:fs/promises";
 import { Readable } from "node:stream";
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
@@ -22,13 +21,15 @@ import { type AccountManager, managedBy } from "@/lib/accounts/manager";
 import { getAccount } from "@/lib/accounts/service";
 import { env } from "@/lib/env";
 import { AppError, notFound } from "@/lib/errors";
-import { homeOf } from "@/lib/provisioning/home-layout";
+import { HOME_ARCHIVE, startHomeArchive } from "@/lib/provisioning/home-backup";
+import { fileOwner, homeOf } from "@/lib/provisioning/home-layout";
 import { type DatabaseObject, mysqlProvisioner, startDatabaseDump } from "@/lib/provisioning/mysql";
 import { ensureRepository, isMissingRepository, restic, snapshotsTagged, type ResticSnapshot } from "@/lib/provisioning/restic";
 
 // Backups (README "Backups"): restic, one restore point ("run") per account per backup. restic
 // 0.14 (Debian 12) cannot put a file tree and a program's output in one snapshot, so a run is
-// several snapshots sharing the tag `run:<id>`: `home` (the home directory), one `db:<name>`
+// several snapshots sharing the tag `run:<id>`: `home` (home.tar: the home as the account's own
+// Linux user reads it, never root — lib/provisioning/home-backup.ts), one `db:<name>`
 // per database (mariadb-dump --single-transaction piped into `restic backup --stdin`: a
 // consistent dump, never on disk in clear) and `records` (the panel's rows of the account as
 // JSON), written last: a run without it did not complete and is neither listed nor restored.
@@ -113,6 +114,25 @@ async function backupDatabase(database: string, tags: string[]): Promise<(Databa
   return objects;
 }
 
+/**
+ * The home as its own Linux user reads it (tar, lib/provisioning/home-backup.ts) piped into
+ * restic as home.tar; nothing when the account has no home. A read that failed forgets what
+ * restic stored of it. Which failure is told: tar's own (restic then got a cut-off or empty
+ * stream), else restic's (tar then ends on the closed pipe).
+ */
+async function backupHome(username: string, tags: string[]): Promise<void> {
+  const archive = await startHomeArchive(homeOf(username), fileOwner(username));
+  if (!archive) return;
+  const stored = restic(["backup", "--stdin", "--stdin-filename", HOME_ARCHIVE, ...tags.flatMap((tag) => ["--tag", tag])], archive.stdout);
+  const [readResult, storeResult] = await Promise.allSettled([archive.done, stored]);
+  const readFailedItself = readResult.status === "rejected" && readResult.reason instanceof AppError;
+  if (storeResult.status === "rejected" && !readFailedItself) throw storeResult.reason;
+  if (readResult.status === "rejected") {
+    await forgetRun(tags);
+    throw readResult.reason;
+  }
+}
+
 async function forgetRun(tags: string[]): Promise<void> {
   const run = tags.find((tag) => tag.startsWith("run:"));
   if (run) await restic(["forget", "--tag", run]).catch(() => undefined);
@@ -159,10 +179,7 @@ export async function backupAccount(db: Database, accountId: number): Promise<Ba
   };
   try {
     await ensureRepository();
-    const home = homeOf(username);
-    if (await fs.stat(home).then(() => true, () => false)) {
-      await restic(["backup", "--one-file-system", ...[...tags, "part:home"].flatMap((tag) => ["--tag", tag]), home]);
-    }
+    await backupHome(username, [...tags, "part:home"]);
     const databases = await db.select({ name: customerDatabases.databaseName }).from(customerDatabases).where(eq(customerDatabases.accountId, accountId));
     if (databases.length && !env().mysqlProvisionUrl) throw new AppError("VALIDATION", "the account has databases but MYSQL_PROVISION_URL is not set");
     const objects: (DatabaseObject & { database: string })[] = [];

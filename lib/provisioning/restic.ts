@@ -89,6 +89,9 @@ export async function restic(args: string[], input?: Readable, timeoutMs = TIMEO
     });
     const out: Buffer[] = [];
     child.stdout!.on("data", (chunk: Buffer) => out.push(chunk));
+    // restic gone before its input ended (it failed): the input is closed, so the program writing
+    // it (mariadb-dump, tar) ends on the closed pipe instead of waiting for a reader forever.
+    if (input) child.once("close", () => input.destroy());
     childExit(child, 4000).then(
       (exit) => (exit.code === 0 ? resolve(Buffer.concat(out).toString("utf8")) : reject(failure(args, exitReason(exit)))),
       (error: Error) => reject(failure(args, `${error.message} (Debian package restic)`)),

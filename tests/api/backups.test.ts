@@ -57,6 +57,9 @@ for (const backend of testBackends()) {
     const home = (username: string) => path.join(root, "home", username);
     let connection: mysql.Connection;
     let run = "";
+    /** A run made by the test of home.tar, with oddName in it. */
+    let homeTarRun = "";
+    const oddName = 'we "ird" \\ name -> é.txt';
     const passwordFile = path.join(root, `backup-password-${backend}`);
     const admin = () => apiClient(env.server.baseUrl, env.seed.adminKey);
     const as = (account: { id: number }) => apiClient(env.server.baseUrl, env.seed.adminKey, account.id);
@@ -116,6 +119,70 @@ for (const backend of testBackends()) {
       assert.deepEqual((await as(alice).get("/api/client/backups")).body, runs.body, "the client sees its own");
       assert.doesNotMatch(fs.readFileSync(passwordFile, "utf8"), /^\s*$/);
       assert.equal(fs.statSync(passwordFile).mode & 0o777, 0o600);
+    });
+
+    test("the home in a backup is what the account's user reads (home.tar, never restic walking the home as root): tmp/ left out, a root-only file left out, the backup still a success", async () => {
+      const restic = (args: string[]) =>
+        execFileSync("restic", args, {
+          env: { ...process.env, RESTIC_REPOSITORY: path.join(root, `repository-${backend}`), RESTIC_PASSWORD_FILE: passwordFile, RESTIC_CACHE_DIR: path.join(root, "restic-cache") },
+          maxBuffer: 256 * 1024 * 1024,
+        });
+      asUser(alice.username, "sh", ["-c", "echo session > tmp/sess_abc && mkdir -p public_html/tmp && echo kept > public_html/tmp/kept.txt"], { cwd: home(alice.username) });
+      // Names tar quotes when it lists them, for the next test.
+      asUser(alice.username, "sh", ["-c", 'mkdir -p "public_html/odd dir" && printf one > "public_html/odd dir/$1" && printf two > "public_html/odd dir/$(printf "new\\nline")"', "sh", oddName], { cwd: home(alice.username) });
+      const rootOnly = path.join(home(alice.username), "logs", "root-only.log");
+      fs.writeFileSync(rootOnly, "root's own\n", { mode: 0o600 });
+      const runIds = async () => (await admin().get(`/api/admin/accounts/${alice.id}/backups`)).body.snapshots.map((snapshot: { id: string }) => snapshot.id) as string[];
+      const before = await runIds();
+      try {
+        // The run before may still hold the repository for its retention (and write its status meanwhile).
+        let started = await admin().post(`/api/admin/accounts/${alice.id}/backups`);
+        for (let waited = 0; started.status === 409 && waited < 60_000; waited += 250) {
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          started = await admin().post(`/api/admin/accounts/${alice.id}/backups`);
+        }
+        assert.equal(started.status, 202, JSON.stringify(started.body));
+        for (let waited = 0; !homeTarRun; waited += 250) {
+          assert.ok(waited < 60_000, "the backup did not end within 60 s");
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          homeTarRun = (await runIds()).find((id) => !before.includes(id)) ?? "";
+        }
+        const status = (await admin().get("/api/admin/backups")).body.accounts.find((a: { account_id: number }) => a.account_id === alice.id);
+        assert.equal(status.last_error, null, "what the user cannot read is left out, not a failure");
+      } finally {
+        fs.rmSync(rootOnly);
+      }
+      const [snapshot] = JSON.parse(restic(["snapshots", "--no-lock", "--json", "--tag", `run:${homeTarRun},part:home`]).toString());
+      assert.deepEqual(snapshot.paths, ["/home.tar"]);
+      const listed = execFileSync("tar", ["-t", "-f", "-"], { input: restic(["dump", "--no-lock", snapshot.id, "/home.tar"]), encoding: "utf8", maxBuffer: 256 * 1024 * 1024 }).split("\n");
+      for (const member of ["./public_html/index.html", "./public_html/images/logo.bin", "./public_html/tmp/kept.txt", "./logs/php-error.log"]) assert.ok(listed.includes(member), `${member} is in the backup`);
+      assert.ok(listed.some((member) => /^\.\/logs\/.*\.example\.log$/.test(member)), "the site's access log (the account's group reads it) is in the backup");
+      assert.deepEqual(listed.filter((member) => member.startsWith("./tmp") || member.includes("root-only")), [], "neither tmp/ nor what the user cannot read");
+      asUser(alice.username, "rm", ["-rf", "tmp/sess_abc", "public_html/tmp"], { cwd: home(alice.username) });
+    });
+
+    test("paths with names tar quotes come back from home.tar (quotes, a backslash, spaces, ` -> `, UTF-8; a newline inside a folder), written by the account", async () => {
+      const folder = path.join(home(alice.username), "public_html", "odd dir");
+      const uid = Number(execFileSync("id", ["-u", alice.username], { encoding: "utf8" }));
+      asUser(alice.username, "rm", ["-rf", folder]);
+      const file = await as(alice).post(`/api/client/backups/${homeTarRun}/restore`, { path: `public_html/odd dir/${oddName}` });
+      assert.equal(file.status, 422, "its folder is gone: restore that folder");
+      const whole = await as(alice).post(`/api/client/backups/${homeTarRun}/restore`, { path: "public_html/odd dir", to: "public_html/odd copy" });
+      assert.equal(whole.status, 200, JSON.stringify(whole.body));
+      const copy = path.join(home(alice.username), "public_html", "odd copy");
+      assert.deepEqual(fs.readdirSync(copy).sort(), [oddName, "new\nline"].sort());
+      assert.equal(fs.readFileSync(path.join(copy, oddName), "utf8"), "one");
+      assert.equal(fs.readFileSync(path.join(copy, "new\nline"), "utf8"), "two");
+      assert.equal(fs.statSync(path.join(copy, "new\nline")).uid, uid, "written by the account");
+      asUser(alice.username, "mkdir", [folder]);
+      const single = await as(alice).post(`/api/client/backups/${homeTarRun}/restore`, { path: `public_html/odd dir/${oddName}` });
+      assert.equal(single.status, 200, JSON.stringify(single.body));
+      assert.equal(fs.readFileSync(path.join(folder, oddName), "utf8"), "one");
+      assert.equal(fs.statSync(path.join(folder, oddName)).uid, uid);
+      const missing = await as(alice).post(`/api/client/backups/${homeTarRun}/restore`, { path: "public_html/odd dir/not there" });
+      assert.equal(missing.status, 422, JSON.stringify(missing.body));
+      assert.match(missing.body.errors?.path?.[0] ?? "", /not in this backup/);
+      asUser(alice.username, "rm", ["-rf", folder, copy]);
     });
 
     test("a lost file and 500 lost rows come back: identical checksum, 1,000 rows", async () => {
@@ -393,9 +460,10 @@ for (const backend of testBackends()) {
     const wrapper = path.join(dir, "restic-forget-fails");
     const dave = { username: `bd${randomBytes(3).toString("hex")}`, id: 0 };
     const admin = () => apiClient(env.server.baseUrl, env.seed.adminKey);
-    const restic = (args: string[]) =>
+    const restic = (args: string[], input?: string) =>
       execFileSync("restic", args, {
         env: { ...process.env, RESTIC_REPOSITORY: path.join(dir, `repository-${backend}`), RESTIC_PASSWORD_FILE: path.join(dir, `backup-password-${backend}`), RESTIC_CACHE_DIR: path.join(dir, "cache") },
+        input,
       }).toString();
 
     before(async () => {
@@ -447,6 +515,60 @@ for (const backend of testBackends()) {
         const refused = await admin().post(`/api/admin/accounts/${dave.id}/restore`, body);
         assert.equal(refused.status, 422, JSON.stringify(refused.body));
         assert.ok(refused.body.errors?.snapshot, JSON.stringify(refused.body));
+      }
+    });
+
+    test("a run of the old kind (restic's own tree of the home, as backups were made before home.tar) restores as it did: a file, a folder beside its place, the whole of public_html", async () => {
+      const [complete] = (await admin().get(`/api/admin/accounts/${dave.id}/backups`)).body.snapshots;
+      const homeDir = path.join(dir, "home", dave.username);
+      const uid = Number(execFileSync("id", ["-u", dave.username], { encoding: "utf8" }));
+      asUser(dave.username, "sh", ["-c", "echo old > public_html/page.html && mkdir -p public_html/old && echo one > public_html/old/one.txt && echo two > public_html/old/two.txt"], { cwd: homeDir });
+      // The run as the panel made it before: the home by path, then the records (a complete run's, as they were).
+      const old = "20200101-000000000";
+      const tags = ["--tag", `account-id:${dave.id}`, "--tag", `account:${dave.username}`, "--tag", `run:${old}`];
+      restic(["backup", "--one-file-system", ...tags, "--tag", "part:home", homeDir]);
+      const [records] = JSON.parse(restic(["snapshots", "--json", "--tag", `run:${complete.id},part:records`]));
+      restic(["backup", "--stdin", "--stdin-filename", "records.json", ...tags, "--tag", "part:records"], restic(["dump", records.id, "/records.json"]));
+      assert.ok((await admin().get(`/api/admin/accounts/${dave.id}/backups`)).body.snapshots.some((run: { id: string }) => run.id === old), "listed");
+      asUser(dave.username, "sh", ["-c", "echo changed > public_html/page.html && rm -rf public_html/old"], { cwd: homeDir });
+
+      const file = await admin().post(`/api/admin/accounts/${dave.id}/restore`, { snapshot: old, path: "public_html/page.html" });
+      assert.equal(file.status, 200, JSON.stringify(file.body));
+      assert.equal(fs.readFileSync(path.join(homeDir, "public_html", "page.html"), "utf8"), "old\n");
+      const beside = await admin().post(`/api/admin/accounts/${dave.id}/restore`, { snapshot: old, path: "public_html/old", to: "public_html/old-copy" });
+      assert.equal(beside.status, 200, JSON.stringify(beside.body));
+      assert.deepEqual(fs.readdirSync(path.join(homeDir, "public_html", "old-copy")).sort(), ["one.txt", "two.txt"]);
+      assert.equal(fs.statSync(path.join(homeDir, "public_html", "old-copy", "one.txt")).uid, uid, "written by the account");
+      asUser(dave.username, "sh", ["-c", "echo changed > public_html/page.html"], { cwd: homeDir });
+      const whole = await admin().post(`/api/admin/accounts/${dave.id}/restore`, { snapshot: old });
+      assert.equal(whole.status, 200, JSON.stringify(whole.body));
+      assert.equal(fs.readFileSync(path.join(homeDir, "public_html", "page.html"), "utf8"), "old\n");
+      assert.equal(fs.readFileSync(path.join(homeDir, "public_html", "old", "two.txt"), "utf8"), "two\n");
+      const missing = await admin().post(`/api/admin/accounts/${dave.id}/restore`, { snapshot: old, path: "public_html/never.html" });
+      assert.equal(missing.status, 422, JSON.stringify(missing.body));
+      assert.ok(missing.body.errors?.path, JSON.stringify(missing.body));
+    });
+
+    test("an account whose Linux user is gone: its backup fails in the panel's words (runuser's failure is never an empty home.tar taken for a backup), and what restic stored of it is forgotten", async () => {
+      const erin = `be${randomBytes(3).toString("hex")}`;
+      createdUsers.push(erin);
+      const created = await admin().post("/api/admin/accounts", { username: erin, domain: `${erin}.example` });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      try {
+        execFileSync("userdel", [erin]);
+        const since = Date.now() - 1000;
+        assert.equal((await admin().post(`/api/admin/accounts/${created.body.id}/backups`)).status, 202);
+        let status: { last_failure_at: string | null; last_error: string | null } | undefined;
+        for (let waited = 0; !(status?.last_failure_at && Date.parse(status.last_failure_at) >= since); waited += 250) {
+          assert.ok(waited < 60_000, "the run did not end within 60 s");
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          status = (await admin().get("/api/admin/backups")).body.accounts.find((a: { account_id: number }) => a.account_id === created.body.id);
+        }
+        assert.equal(status!.last_error, `reading the home of ${erin} failed (the panel's log says why)`);
+        assert.deepEqual((await admin().get(`/api/admin/accounts/${created.body.id}/backups`)).body.snapshots, []);
+        assert.deepEqual(JSON.parse(restic(["snapshots", "--json", "--tag", `account-id:${created.body.id}`])), [], "the half run forgotten");
+      } finally {
+        await admin().delete(`/api/admin/accounts/${created.body.id}`);
       }
     });
   });

@@ -22,19 +22,28 @@ export function backupPanelEnv(root: string, name: string, mysqlUrl?: string): R
   };
 }
 
-/** A backup of the account now (POST answers 202 and goes on): the id of its restore point, once it has ended well. */
+/**
+ * A backup of the account now (POST answers 202 and goes on): the id of its restore point, once
+ * it has ended well. While the run before still holds the repository (its retention runs after
+ * its success is recorded) the POST answers 409 and is tried again.
+ */
 export async function backUp(admin: Client, accountId: number): Promise<string> {
-  const since = Date.now() - 1000;
-  const started = await admin.post(`/api/admin/accounts/${accountId}/backups`);
+  const runIds = async () => (await admin.get(`/api/admin/accounts/${accountId}/backups`)).body.snapshots.map((run: { id: string }) => run.id) as string[];
+  const before = await runIds();
+  let since = Date.now();
+  let started = await admin.post(`/api/admin/accounts/${accountId}/backups`);
+  for (let waited = 0; started.status === 409 && waited < 120_000; waited += 250) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    since = Date.now();
+    started = await admin.post(`/api/admin/accounts/${accountId}/backups`);
+  }
   if (started.status !== 202) throw new Error(`backup not started: ${started.status} ${JSON.stringify(started.body)}`);
   for (let waited = 0; waited < 120_000; waited += 250) {
+    // Listed once complete (its records written), before retention runs.
+    const made = (await runIds()).find((id) => !before.includes(id));
+    if (made) return made;
     const status = (await admin.get("/api/admin/backups")).body.accounts.find((a: { account_id: number }) => a.account_id === accountId);
     if (status?.last_failure_at && Date.parse(status.last_failure_at) >= since) throw new Error(`backup failed: ${status.last_error}`);
-    if (status?.last_success_at && Date.parse(status.last_success_at) >= since) {
-      // The status is written before retention runs: the restore point is listed by then.
-      const runs = (await admin.get(`/api/admin/accounts/${accountId}/backups`)).body.snapshots;
-      return runs[0].id;
-    }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new Error("the backup did not end within 120 s");
