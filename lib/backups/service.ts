@@ -206,14 +206,57 @@ export async function backupAccount(db: Database, accountId: number): Promise<Ba
   await recordSuccess(db, accountId);
   let runs: BackupRun[] = [];
   try {
-    const { keep } = env().backup;
-    await restic(["forget", "--prune", "--tag", ownerTag(accountId), "--group-by", "tags", "--keep-daily", String(keep.daily), "--keep-weekly", String(keep.weekly), "--keep-monthly", String(keep.monthly)]);
+    await applyRetention(accountId);
     runs = await recordSuccess(db, accountId);
   } catch (error) {
     return fail(error);
   }
   // As listed; as it was made when the list could not be read.
   return runs.find((candidate) => candidate.id === run) ?? { id: run, time: new Date().toISOString(), size_bytes: null, databases: names };
+}
+
+/**
+ * The runs retention keeps (BACKUP_KEEP_DAILY/WEEKLY/MONTHLY): newest first, the newest run of
+ * each of the last `daily` days that have one, of the last `weekly` ISO weeks, of the last
+ * `monthly` months — restic's --keep-daily/-weekly/-monthly rule, applied to whole runs (restic's
+ * own cannot be: grouped by tags, each run's unique tag puts every snapshot in a group of its own,
+ * and it kept them all). Times in UTC.
+ */
+export function runsToKeep(runs: { id: string; time: string }[], keep: { daily: number; weekly: number; monthly: number }): Set<string> {
+  const kept = new Set<string>();
+  const newestFirst = [...runs].sort((a, b) => b.time.localeCompare(a.time));
+  const isoWeek = (date: Date) => {
+    const thursday = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 3 - ((date.getUTCDay() + 6) % 7)));
+    const firstThursday = new Date(Date.UTC(thursday.getUTCFullYear(), 0, 4));
+    return `${thursday.getUTCFullYear()}-W${1 + Math.round((thursday.getTime() - firstThursday.getTime()) / 604_800_000)}`;
+  };
+  const buckets: [number, (date: Date) => string][] = [
+    [keep.daily, (date) => date.toISOString().slice(0, 10)],
+    [keep.weekly, isoWeek],
+    [keep.monthly, (date) => date.toISOString().slice(0, 7)],
+  ];
+  for (const [count, bucketOf] of buckets) {
+    const seen = new Set<string>();
+    for (const run of newestFirst) {
+      const bucket = bucketOf(new Date(run.time));
+      if (seen.has(bucket)) continue;
+      if (seen.size === count) break;
+      seen.add(bucket);
+      kept.add(run.id);
+    }
+  }
+  return kept;
+}
+
+/**
+ * Forgets (and prunes) the snapshots of the account's runs retention does not keep, and of runs
+ * left incomplete (a run cut short; the backup lease means none is being written now).
+ */
+async function applyRetention(accountId: number): Promise<void> {
+  const snapshots = await snapshotsWith([ownerTag(accountId)]);
+  const kept = runsToKeep(await listRuns(accountId), env().backup.keep);
+  const forgotten = snapshots.filter((snapshot) => !kept.has(tagValue(snapshot, "run:") ?? ""));
+  if (forgotten.length) await restic(["forget", "--prune", ...forgotten.map((snapshot) => snapshot.id)]);
 }
 
 /**
