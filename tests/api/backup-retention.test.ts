@@ -56,7 +56,7 @@ for (const backend of testBackends()) {
       }
       assert.deepEqual(listed, [runs[2]]);
       const snapshots = JSON.parse(
-        execFileSync("restic", ["snapshots", "--json", "--no-lock"], { env: { PATH: process.env.PATH, RESTIC_REPOSITORY: repository, RESTIC_PASSWORD_FILE: passwordFile } }).toString(),
+        execFileSync("restic", ["snapshots", "--json", "--no-lock"], { env: { ...process.env, RESTIC_REPOSITORY: repository, RESTIC_PASSWORD_FILE: passwordFile } }).toString(),
       ) as { tags: string[] }[];
       const runTags = new Set(snapshots.map((snapshot) => snapshot.tags.find((tag) => tag.startsWith("run:"))));
       assert.deepEqual([...runTags], [`run:${runs[2]}`]);
