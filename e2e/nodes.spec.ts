@@ -12,6 +12,8 @@ test("add a node (join command shown once), a bad address refused at its field, 
   await expect(page.getByRole("cell", { name: "local", exact: true })).toBeVisible();
 
   await page.getByRole("link", { name: "Add node" }).click();
+  await expect(page.getByRole("heading", { name: "Add node" })).toBeVisible();
+  await page.waitForLoadState("networkidle");
   await page.getByLabel("Name").fill("web-2");
   await page.getByLabel("Public IPv4").fill("203.0.113.300");
   await page.getByRole("button", { name: "Add node" }).click();

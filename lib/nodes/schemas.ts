@@ -57,6 +57,8 @@ export const nodeSchema = z.object({
   ipv4: z.string().nullable(),
   ssh_host: z.string().nullable(),
   state: z.enum(NODE_STATES),
+  /** Set to take no new accounts (state `draining`, or shown as `unreachable`/`outdated` while that is worse). */
+  draining: z.boolean(),
   /** Whether the node's agent has joined (its key is known). `local` needs none. */
   enrolled: z.boolean(),
   last_heartbeat_at: timestamp.nullable(),

@@ -44,6 +44,7 @@ function toNode(row: NodeRow, accounts: number) {
     ipv4: row.name === LOCAL_NODE ? (row.ipv4 ?? env().serverIpv4) : row.ipv4,
     ssh_host: row.sshHost,
     state: nodeStateOf(row),
+    draining: row.state === "draining",
     enrolled: row.name === LOCAL_NODE || row.publicKey !== null,
     last_heartbeat_at: row.lastHeartbeatAt?.toISOString() ?? null,
     agent_version: row.agentVersion,

@@ -12,7 +12,6 @@ export const metadata: Metadata = { title: "Edit node" };
 export default async function EditNodePage({ params }: { params: Promise<{ id: string }> }) {
   const { db } = await requireAdminSession();
   const node = await recordOr404((await params).id, (id) => getNode(db, id));
-  const storedState = node.state === "draining" ? "draining" : "active";
   return (
     <>
       <Breadcrumbs trail={[{ label: "Hosting" }, { label: "Nodes", href: "/admin/nodes" }, { label: node.name }]} />
@@ -26,7 +25,7 @@ export default async function EditNodePage({ params }: { params: Promise<{ id: s
               : "It has not joined yet: run the command shown when it was added, on that machine."}
         </p>
       )}
-      <EditNodeForm nodeId={node.id} initial={{ name: node.name, ipv4: node.ipv4 ?? "", ssh_host: node.ssh_host, state: storedState }} joined={node.enrolled} />
+      <EditNodeForm nodeId={node.id} initial={{ name: node.name, ipv4: node.ipv4 ?? "", ssh_host: node.ssh_host, state: node.draining ? "draining" : "active" }} joined={node.enrolled} />
       {node.name !== LOCAL_NODE && <RevokeNode node={{ id: node.id, name: node.name, accounts: node.accounts }} />}
     </>
   );
