@@ -17,7 +17,15 @@ import { idField } from "@/lib/http/operation";
 /** "Back up now": the run starts and goes on after the answer; its outcome shows in the status later. */
 export async function backupNowAction(accountId: number) {
   const account = idField.parse(accountId);
-  return runAdminFormAction(`/admin/accounts/${account}/edit`, (db) => requestBackup(db, ADMIN, account), (result) => result.message);
+  return runAdminFormAction(
+    `/admin/accounts/${account}/edit`,
+    async (db) => {
+      const { username } = await getAccount(db, account);
+      await requestBackup(db, ADMIN, account);
+      return username;
+    },
+    (username) => `A backup of ${username} has started.`,
+  );
 }
 
 /** "Restore…" on the account's page: a database, a path, or public_html and every database, confirmed by typing the username. */
