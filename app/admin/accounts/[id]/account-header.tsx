@@ -1,12 +1,24 @@
+import type { ReactNode } from "react";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { NavLink } from "@/components/nav-link";
 import { accountPaths } from "./paths";
 
 /**
  * The top of every page of one account: the trail back to it, the page's title, and the account's
- * sections (the current one marked). `trail`: the steps below the account, the last one this page.
+ * sections (the current one marked). `trail`: the steps below the account, the last one this page;
+ * `action`: the page's main action (e.g. "Add domain"), beside its title.
  */
-export function AccountHeader({ account, trail = [], title }: { account: { id: number; username: string }; trail?: { label: string; href?: string }[]; title: string }) {
+export function AccountHeader({
+  account,
+  trail = [],
+  title,
+  action,
+}: {
+  account: { id: number; username: string };
+  trail?: { label: string; href?: string }[];
+  title: string;
+  action?: ReactNode;
+}) {
   const paths = accountPaths(account.id);
   return (
     <>
@@ -18,7 +30,10 @@ export function AccountHeader({ account, trail = [], title }: { account: { id: n
           ...trail,
         ]}
       />
-      <h1>{title}</h1>
+      <div className="page-header">
+        <h1>{title}</h1>
+        {action && <div className="actions">{action}</div>}
+      </div>
       <nav className="tabs" aria-label="Account sections">
         <NavLink href={paths.overview}>Overview</NavLink>
         <NavLink href={paths.domains}>Domains</NavLink>

@@ -26,16 +26,20 @@ export default async function AccountCronJobsPage({
   const limit = account.plan.max_cron_jobs;
   return (
     <>
-      <AccountHeader account={account} trail={[{ label: "Cron jobs" }]} title={`Cron jobs of “${account.username}”`} />
-      <div className="page-header">
-        <p className="muted">
-          Commands the account runs on a schedule, as its own user{limit === null ? "" : ` (its plan allows ${limit})`}.
-          {account.is_suspended && " While it is suspended, none runs."}
-        </p>
-        <Link className="button primary" href={`${accountPaths(account.id).cronJobs}/create`}>
-          Add cron job
-        </Link>
-      </div>
+      <AccountHeader
+        account={account}
+        trail={[{ label: "Cron jobs" }]}
+        title={`Cron jobs of “${account.username}”`}
+        action={
+          <Link className="button primary" href={`${accountPaths(account.id).cronJobs}/create`}>
+            Add cron job
+          </Link>
+        }
+      />
+      <p className="muted">
+        Commands the account runs on a schedule, as its own user{limit === null ? "" : ` (its plan allows ${limit})`}.
+        {account.is_suspended && " While it is suspended, none runs."}
+      </p>
       <CronJobsTable accountId={account.id} rows={rows} total={total} page={query.page} perPage={query.per_page} search={query.search} />
     </>
   );

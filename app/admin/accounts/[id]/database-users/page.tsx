@@ -25,13 +25,17 @@ export default async function AccountDatabaseUsersPage({
   const { rows, total } = pageOfList(users, query, (user) => `${user.username} ${user.databases.map((database) => database.database_name).join(" ")}`);
   return (
     <>
-      <AccountHeader account={account} trail={[{ label: "Database users" }]} title={`Database users of “${account.username}”`} />
-      <div className="page-header">
-        <p className="muted">The MariaDB users the account&apos;s applications log in as, and the databases each may use.</p>
-        <Link className="button primary" href={`${accountPaths(account.id).databaseUsers}/create`}>
-          Add database user
-        </Link>
-      </div>
+      <AccountHeader
+        account={account}
+        trail={[{ label: "Database users" }]}
+        title={`Database users of “${account.username}”`}
+        action={
+          <Link className="button primary" href={`${accountPaths(account.id).databaseUsers}/create`}>
+            Add database user
+          </Link>
+        }
+      />
+      <p className="muted">The MariaDB users the account&apos;s applications log in as, and the databases each may use.</p>
       <DatabaseUsersTable accountId={account.id} rows={rows} total={total} page={query.page} perPage={query.per_page} search={query.search} />
     </>
   );

@@ -26,16 +26,20 @@ export default async function AccountDatabasesPage({
   const paths = accountPaths(account.id);
   return (
     <>
-      <AccountHeader account={account} trail={[{ label: "Databases" }]} title={`Databases of “${account.username}”`} />
-      <div className="page-header">
-        <p className="muted">
-          MariaDB databases of the account. A database is reached by its <Link href={paths.databaseUsers}>database users</Link>, each with the
-          privileges given to it there.
-        </p>
-        <Link className="button primary" href={`${paths.databases}/create`}>
-          Add database
-        </Link>
-      </div>
+      <AccountHeader
+        account={account}
+        trail={[{ label: "Databases" }]}
+        title={`Databases of “${account.username}”`}
+        action={
+          <Link className="button primary" href={`${paths.databases}/create`}>
+            Add database
+          </Link>
+        }
+      />
+      <p className="muted">
+        MariaDB databases of the account. A database is reached by its <Link href={paths.databaseUsers}>database users</Link>, each with the
+        privileges given to it there.
+      </p>
       <DatabasesTable accountId={account.id} rows={rows} total={total} page={query.page} perPage={query.per_page} search={query.search} />
     </>
   );

@@ -32,13 +32,17 @@ export default async function AccountDnsPage({
   const { rows, total } = pageOfList(records, query, (record) => `${record.name} ${record.type} ${record.content}`);
   return (
     <>
-      <AccountHeader account={account} trail={[{ label: "DNS records" }]} title={`DNS records of “${account.username}”`} />
-      <div className="page-header">
-        <ZonePicker path={paths.dns} zones={zones} current={zone.id} />
-        <Link className="button primary" href={`${paths.dns}/create?domain=${zone.id}`}>
-          Add record
-        </Link>
-      </div>
+      <AccountHeader
+        account={account}
+        trail={[{ label: "DNS records" }]}
+        title={`DNS records of “${account.username}”`}
+        action={
+          <Link className="button primary" href={`${paths.dns}/create?domain=${zone.id}`}>
+            Add record
+          </Link>
+        }
+      />
+      <ZonePicker path={paths.dns} zones={zones} current={zone.id} />
       <p className="muted">Every change bumps the zone&apos;s serial and rewrites its zone file. The SOA record is the panel&apos;s own.</p>
       <DnsTable accountId={account.id} zone={zone.domain} rows={rows} total={total} page={query.page} perPage={query.per_page} search={query.search} />
     </>

@@ -11,15 +11,17 @@ import { type DomainCreateFormInput, domainCreateFormSchema, type DomainEditForm
 
 type Choice = { value: string; label: string };
 
-const PROFILE_LABELS: Record<(typeof SITE_PROFILES)[number], string> = {
-  php: "PHP: files, and index.php for any other path",
-  static: "Static files only",
-  proxy: "Proxy to an application of the account",
+const PROFILE_LABELS: Record<(typeof SITE_PROFILES)[number], string> = { php: "PHP", static: "Static files", proxy: "Proxy to an application" };
+const TYPE_LABELS: Record<(typeof DOMAIN_TYPES)[number], string> = { domain: "Domain", subdomain: "Subdomain", parked: "Parked domain (alias)" };
+const PROFILE_HINTS: Record<(typeof SITE_PROFILES)[number], string> = {
+  php: "Files from the document root; .php files and paths with no file run index.php.",
+  static: "Files from the document root only; PHP does not run.",
+  proxy: "Requests go to the account's own application, listening on a unix socket.",
 };
-const TYPE_LABELS: Record<(typeof DOMAIN_TYPES)[number], string> = {
-  domain: "Domain (a site of its own)",
-  subdomain: "Subdomain of one of its domains",
-  parked: "Parked on one of its domains (an alias)",
+const TYPE_HINTS: Record<(typeof DOMAIN_TYPES)[number], string> = {
+  domain: "A site of its own.",
+  subdomain: "A site under one of the account's domains.",
+  parked: "Another name for one of the account's domains: it shows that domain's site.",
 };
 
 /** Site profile and, for a proxy, the application's socket: on both forms. */
@@ -33,6 +35,7 @@ function SiteFields<Values extends { site_profile?: string; proxy_socket?: strin
         name={field("site_profile")}
         label="Site"
         choices={SITE_PROFILES.map((value) => ({ value, label: PROFILE_LABELS[value] }))}
+        hint={profile && PROFILE_HINTS[profile as keyof typeof PROFILE_HINTS]}
       />
       {profile === "proxy" && (
         <InputField
@@ -80,7 +83,13 @@ export function CreateDomainForm({ accountId, domains, phpVersions }: { accountI
       <fieldset>
         <legend>Domain</legend>
         <div className="form-grid">
-          <SelectField form={form} name="domain_type" label="Type" choices={DOMAIN_TYPES.map((value) => ({ value, label: TYPE_LABELS[value] }))} />
+          <SelectField
+            form={form}
+            name="domain_type"
+            label="Type"
+            choices={DOMAIN_TYPES.map((value) => ({ value, label: TYPE_LABELS[value] }))}
+            hint={TYPE_HINTS[type]}
+          />
           {type === "subdomain" && (
             <SelectField form={form} name="parent_domain_id" label="Under" choices={[{ value: "", label: "Choose a domain" }, ...domains]} options={numberOrUndefined} />
           )}

@@ -4,7 +4,6 @@ import type { ColumnDef } from "@tanstack/react-table";
 import Link from "next/link";
 import { ActionButton } from "@/components/action-button";
 import { DataTable } from "@/components/data-table";
-import { Time } from "@/components/time";
 import type { DomainRecord } from "@/lib/domains/service";
 import { accountPaths } from "../paths";
 import { CertificateState, SiteProfile } from "./domain-facts";
@@ -26,29 +25,25 @@ export function DomainsTable({
   search: string;
 }) {
   const paths = accountPaths(account.id);
+  const kindOf = (domain: DomainRecord) => {
+    if (domain.domain === account.domain) return "main domain";
+    if (domain.domain_type === "parked") return `parked on ${names[domain.parked_on_domain_id!] ?? "?"}`;
+    if (domain.domain_type === "subdomain") return `subdomain of ${names[domain.parent_domain_id!] ?? "?"}`;
+    return "domain";
+  };
   const columns: ColumnDef<DomainRecord, unknown>[] = [
     {
       header: "Domain",
       cell: ({ row }) => (
         <>
           <strong>{row.original.domain}</strong>
-          {row.original.domain === account.domain && <span className="muted"> (main)</span>}
+          <div className="muted">{kindOf(row.original)}</div>
         </>
       ),
-    },
-    {
-      header: "Type",
-      cell: ({ row }) => {
-        const domain = row.original;
-        if (domain.domain_type === "parked") return `parked on ${names[domain.parked_on_domain_id!] ?? "?"}`;
-        if (domain.domain_type === "subdomain") return `subdomain of ${names[domain.parent_domain_id!] ?? "?"}`;
-        return "domain";
-      },
     },
     { header: "Document root", cell: ({ row }) => (row.original.domain_path ? <code>{row.original.domain_path}</code> : <span className="muted">its domain&apos;s</span>) },
     { header: "Site", cell: ({ row }) => <SiteProfile domain={row.original} /> },
     { header: "Certificate", cell: ({ row }) => <CertificateState ssl={row.original.ssl} /> },
-    { header: "Added", cell: ({ row }) => <Time at={row.original.created_at} /> },
     {
       header: "Actions",
       cell: ({ row }) => (

@@ -25,16 +25,20 @@ export default async function AccountDomainsPage({
   const { rows, total } = pageOfList(domains, query, (domain) => `${domain.domain} ${domain.domain_path ?? ""}`);
   return (
     <>
-      <AccountHeader account={account} trail={[{ label: "Domains" }]} title={`Domains of “${account.username}”`} />
-      <div className="page-header">
-        <p className="muted">
-          Each domain is a site of the account with its own DNS zone; a subdomain lives under one of them, a parked domain shows the site of the
-          domain it is parked on.
-        </p>
-        <Link className="button primary" href={`${accountPaths(account.id).domains}/create`}>
-          Add domain
-        </Link>
-      </div>
+      <AccountHeader
+        account={account}
+        trail={[{ label: "Domains" }]}
+        title={`Domains of “${account.username}”`}
+        action={
+          <Link className="button primary" href={`${accountPaths(account.id).domains}/create`}>
+            Add domain
+          </Link>
+        }
+      />
+      <p className="muted">
+        Each domain is a site of the account with its own DNS zone; a subdomain lives under one of them, a parked domain shows the site of the
+        domain it is parked on.
+      </p>
       <DomainsTable
         account={{ id: account.id, domain: account.domain }}
         names={Object.fromEntries(domains.map((domain) => [domain.id, domain.domain]))}

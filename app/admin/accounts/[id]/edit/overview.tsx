@@ -141,96 +141,94 @@ export function AccountOverview({ overview, visitors }: { overview: Overview; vi
         </div>
       </section>
 
-      <div className="grid">
-        <section className="card" aria-labelledby="overview-domains-heading">
-          <h2 id="overview-domains-heading">
-            Domains <Link className="heading-link" href={paths.domains}>Manage</Link>
-          </h2>
-          <div className="table-scroll">
-            <table className="data" aria-label="Domains of the account">
-              <thead>
-                <tr>
-                  <th>Domain</th>
-                  <th>Document root</th>
-                  <th>Site</th>
-                  <th>Certificate</th>
+      <section className="card" aria-labelledby="overview-domains-heading">
+        <h2 id="overview-domains-heading">
+          Domains <Link className="heading-link" href={paths.domains}>Manage</Link>
+        </h2>
+        <div className="table-scroll">
+          <table className="data" aria-label="Domains of the account">
+            <thead>
+              <tr>
+                <th>Domain</th>
+                <th>Document root</th>
+                <th>Site</th>
+                <th>Certificate</th>
+              </tr>
+            </thead>
+            <tbody>
+              {domains.map((domain) => (
+                <tr key={domain.id}>
+                  <td>
+                    <Link href={`${paths.domains}/${domain.id}/edit`}>{domain.domain}</Link>
+                    {domain.domain_type !== "domain" && <div className="muted">{domain.domain_type}</div>}
+                  </td>
+                  <td>{domain.domain_path ? <code>{domain.domain_path}</code> : <span className="muted">its domain&apos;s</span>}</td>
+                  <td>
+                    <SiteProfile domain={domain} />
+                  </td>
+                  <td>
+                    <CertificateState ssl={domain.ssl} />
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {domains.map((domain) => (
-                  <tr key={domain.id}>
-                    <td>
-                      <Link href={`${paths.domains}/${domain.id}/edit`}>{domain.domain}</Link>
-                      {domain.domain_type !== "domain" && <div className="muted">{domain.domain_type}</div>}
-                    </td>
-                    <td>{domain.domain_path ? <code>{domain.domain_path}</code> : <span className="muted">its domain&apos;s</span>}</td>
-                    <td>
-                      <SiteProfile domain={domain} />
-                    </td>
-                    <td>
-                      <CertificateState ssl={domain.ssl} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </section>
-        <section className="card" aria-labelledby="overview-databases-heading">
-          <h2 id="overview-databases-heading">
-            Databases <Link className="heading-link" href={paths.databases}>Manage</Link>
-          </h2>
-          <div className="table-scroll">
-            <table className="data" aria-label="Databases of the account">
-              <thead>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </section>
+      <section className="card" aria-labelledby="overview-databases-heading">
+        <h2 id="overview-databases-heading">
+          Databases <Link className="heading-link" href={paths.databases}>Manage</Link>
+        </h2>
+        <div className="table-scroll">
+          <table className="data" aria-label="Databases of the account">
+            <thead>
+              <tr>
+                <th>Database</th>
+                <th>Size</th>
+                <th>Users</th>
+              </tr>
+            </thead>
+            <tbody>
+              {databases.length === 0 && (
                 <tr>
-                  <th>Database</th>
-                  <th>Size</th>
-                  <th>Users</th>
+                  <td colSpan={3} className="muted">
+                    No databases.
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {databases.length === 0 && (
-                  <tr>
-                    <td colSpan={3} className="muted">
-                      No databases.
-                    </td>
-                  </tr>
-                )}
-                {databases.map((database) => (
-                  <tr key={database.id}>
-                    <td>
-                      <Link href={paths.databases}>{database.database_name}</Link>
-                    </td>
-                    <td>{database.size_mb === null ? <span className="muted">unknown</span> : `${database.size_mb} MB`}</td>
-                    <td>
-                      {database.users.length === 0 ? (
-                        <span className="muted">none</span>
-                      ) : (
-                        database.users.map((user, index) => (
-                          <span key={user.id}>
-                            {index > 0 && ", "}
-                            <Link href={`${paths.databaseUsers}/${user.id}/edit`}>{user.username}</Link>
-                          </span>
-                        ))
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          {databaseUsers.some((user) => user.databases.length === 0) && (
-            <p className="muted">
-              Users with no database:{" "}
-              {databaseUsers
-                .filter((user) => user.databases.length === 0)
-                .map((user) => user.username)
-                .join(", ")}
-            </p>
-          )}
-        </section>
-      </div>
+              )}
+              {databases.map((database) => (
+                <tr key={database.id}>
+                  <td>
+                    <Link href={paths.databases}>{database.database_name}</Link>
+                  </td>
+                  <td>{database.size_mb === null ? <span className="muted">unknown</span> : `${database.size_mb} MB`}</td>
+                  <td>
+                    {database.users.length === 0 ? (
+                      <span className="muted">none</span>
+                    ) : (
+                      database.users.map((user, index) => (
+                        <span key={user.id}>
+                          {index > 0 && ", "}
+                          <Link href={`${paths.databaseUsers}/${user.id}/edit`}>{user.username}</Link>
+                        </span>
+                      ))
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        {databaseUsers.some((user) => user.databases.length === 0) && (
+          <p className="muted">
+            Users with no database:{" "}
+            {databaseUsers
+              .filter((user) => user.databases.length === 0)
+              .map((user) => user.username)
+              .join(", ")}
+          </p>
+        )}
+      </section>
 
       <section className="card" aria-labelledby="visitors-heading">
         <h2 id="visitors-heading">Visitors per day</h2>
