@@ -39,7 +39,7 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
     <>
       <AccountHeader account={account} title={`Edit hosting account “${account.username}”`} />
       <AccountOverview overview={overview} visitors={visitors} />
-      <section id="plan-and-owner" aria-label="Plan, owner and access">
+      <div id="plan-and-owner">
         <AccountAdminForm
           accountId={account.id}
           initial={{
@@ -49,7 +49,7 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
           }}
           {...await accountFormOptions(db)}
         />
-      </section>
+      </div>
       <SshKeys
         account={{ id: account.id, username: account.username }}
         keys={(await listSshKeys(db, account.id)).ssh_keys}
