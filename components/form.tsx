@@ -354,3 +354,8 @@ export const emptyAs = <Empty extends null | undefined>(empty: Empty) => ({
 export const numberOrNull = {
   setValueAs: (value: unknown) => (value === "" || value === undefined || value === null ? null : Number(value)),
 };
+
+/** register() options for an optional number input, or a select of record ids, where empty means "left out". */
+export const numberOrUndefined = {
+  setValueAs: (value: unknown) => (value === "" || value === undefined || value === null ? undefined : Number(value)),
+};

@@ -2,8 +2,7 @@
 
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { MetricsHistoryRecord, MetricsStats, ServiceHistoryRecord } from "@/lib/metrics/service";
-
-const time = (timestamp: number) => new Date(timestamp).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+import { formatClock, useTimeZone, zoneName } from "./time";
 const colors = ["#2456d6", "#d6453d", "#1e7d32", "#a0620a", "#7b3fb3", "#0b7d8c"];
 
 function Chart({ title, children }: { title: string; children: React.ReactElement }) {
@@ -26,6 +25,9 @@ export function MetricsCharts({
   stats: MetricsStats;
   services: ServiceHistoryRecord[];
 }) {
+  // The axes show clock times in the admin's time zone, named once above the charts.
+  const zone = useTimeZone();
+  const time = (timestamp: number) => formatClock(timestamp, zone);
   const cpuRam = [...history].reverse().map((sample) => ({
     time: time(sample.timestamp),
     CPU: Number(sample.cpu_percent.toFixed(1)),
@@ -40,6 +42,7 @@ export function MetricsCharts({
   }
   return (
     <>
+      <p className="muted">Times in {zoneName(zone)} ({zone}).</p>
       <div className="grid">
         <Chart title="CPU and RAM (%)">
           <LineChart data={cpuRam}>

@@ -3,11 +3,12 @@ import path from "node:path";
 import { createAccount } from "@/lib/accounts/service";
 import { createAdminUser } from "@/lib/admins/service";
 import { createApiKey } from "@/lib/api-keys/service";
+import { addPhpVersion } from "@/lib/php/service";
 import { createTestDatabase } from "../tests/support/database";
 import { startServer } from "../tests/support/server";
 
-// A fresh PGlite database with an admin, one account, an admin API key and 60 keys for the
-// list tests; then the real server. Playwright calls the returned function at the end.
+// A fresh PGlite database with an admin, one account, PHP 8.2, an admin API key and 60 keys for
+// the list tests; then the real server. Playwright calls the returned function at the end.
 
 export const E2E_STATE = path.join(process.cwd(), ".tmp", "e2e.json");
 
@@ -17,6 +18,8 @@ export default async function globalSetup() {
   const actor = { type: "system" } as const;
   const admin = await createAdminUser(connection.db, { email: "admin@example.com", password: "correct horse battery" }, actor);
   await createAccount(connection.db, { username: "alice", domain: "alice.example" }, actor);
+  // A version for the domain forms whatever order the specs run in (hosting.spec adds more).
+  await addPhpVersion(connection.db, { version: "8.2" }, actor);
   // The admin's own key: SSO signs in the admin a key belongs to.
   const adminKey = await createApiKey(connection.db, { name: "e2e admin key", scope: "admin" }, { type: "admin_user", id: admin.id });
   for (let i = 1; i <= 60; i++) {
@@ -30,6 +33,8 @@ export default async function globalSetup() {
     E2E_STATE,
     JSON.stringify({
       baseUrl: server.baseUrl,
+      // The server's DATA_DIR: a spec writes an account's access log there (ACCESS_LOG_DIR's default).
+      dataDir: database.env.DATA_DIR,
       admin: { email: admin.email, password: "correct horse battery" },
       adminKey: { key: adminKey.key, secret: adminKey.secret },
     }),

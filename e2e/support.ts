@@ -4,6 +4,7 @@ import { expect, type Page } from "@playwright/test";
 
 export interface E2EState {
   baseUrl: string;
+  dataDir: string;
   admin: { email: string; password: string };
   adminKey: { key: string; secret: string };
 }
@@ -23,9 +24,10 @@ export async function screenshot(page: Page, name: string) {
   await page.screenshot({ path: path.join("e2e-artifacts", `${name}.png`), fullPage: true });
 }
 
-/** Calls the API as an integration would. */
-export async function api(path_: string, key: { key: string; secret: string }, account?: string) {
+/** Calls the API as an integration would: GET, or `method` with a JSON `body`. */
+export async function api(path_: string, key: { key: string; secret: string }, account?: string, { method = "GET", body }: { method?: string; body?: unknown } = {}) {
   const headers: Record<string, string> = { "x-api-key": key.key, "x-api-secret": key.secret };
   if (account) headers["x-hosting-account"] = account;
-  return fetch(`${state().baseUrl}${path_}`, { headers });
+  if (body !== undefined) headers["content-type"] = "application/json";
+  return fetch(`${state().baseUrl}${path_}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
 }

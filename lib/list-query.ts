@@ -30,3 +30,14 @@ export const containsPattern = (search: string) => `%${search.replace(/[\\%_]/g,
 export function paged<Select extends PgSelect>(select: Select, { page, per_page: perPage }: { page: number; per_page: number }) {
   return perPage === 0 ? select : select.limit(perPage).offset((page - 1) * perPage);
 }
+
+/**
+ * The same search and paging over a list read whole (an account's domains, records, jobs: tens,
+ * not thousands): rows whose `text` contains the search, case-insensitively, and the page asked for.
+ */
+export function pageOfList<Row>(rows: Row[], query: z.output<typeof listQuerySchema>, text: (row: Row) => string): ListPage<Row> {
+  const search = query.search.toLowerCase();
+  const found = search ? rows.filter((row) => text(row).toLowerCase().includes(search)) : rows;
+  const start = (query.page - 1) * query.per_page;
+  return { rows: query.per_page === 0 ? found : found.slice(start, start + query.per_page), total: found.length };
+}

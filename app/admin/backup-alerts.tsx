@@ -1,5 +1,7 @@
+import Link from "next/link";
+import { Badge, Failure } from "@/components/status";
+import { Time } from "@/components/time";
 import type { AccountBackupStatus } from "@/lib/backups/schemas";
-import { shortTime } from "./backups/format";
 
 /** A night is missed when the last success is older than this (a day and a half: one run a day). */
 const MISSED_AFTER_MS = 36 * 3600_000;
@@ -14,22 +16,22 @@ export function BackupAlerts({ accounts, scheduled }: { accounts: AccountBackupS
   return (
     <section className="card" aria-labelledby="backups-heading" style={{ marginTop: "1.5rem" }}>
       <h2 id="backups-heading">Backups</h2>
-      {!scheduled && <p className="alert">Nightly backups are off (BACKUP_SCHEDULE=off).</p>}
+      {!scheduled && <p className="alert">Nightly backups are off: set BACKUP_SCHEDULE to a time of day (e.g. 02:00) in the panel&apos;s configuration to turn them on.</p>}
       {failed.length === 0 && missed.length === 0 ? (
         <p>
-          <span className="badge on">All {accounts.length} accounts backed up</span> within the last night.
+          <Badge tone="ok">All {accounts.length} accounts backed up</Badge> within the last night.
         </p>
       ) : (
         <ul>
           {failed.map((account) => (
             <li key={account.account_id}>
-              <span className="badge off">Failed</span> {account.username}: {account.last_error}
+              <Link href={`/admin/accounts/${account.account_id}/edit`}>{account.username}</Link> <Failure reason={account.last_error} />
             </li>
           ))}
           {missed.map((account) => (
             <li key={account.account_id}>
-              <span className="badge">No recent backup</span> {account.username}
-              {account.last_success_at ? ` (last ${shortTime(account.last_success_at)})` : " (never)"}
+              <Link href={`/admin/accounts/${account.account_id}/edit`}>{account.username}</Link> <Badge tone="trouble">No recent backup</Badge> last{" "}
+              <Time at={account.last_success_at} empty="never" />
             </li>
           ))}
         </ul>

@@ -1,8 +1,11 @@
+import { cookies } from "next/headers";
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { NavLink } from "@/components/nav-link";
 import { SignOutButton } from "@/components/sign-out-button";
+import { TimeZoneProvider } from "@/components/time";
 import { requireAdminSessionForTwoFactor } from "@/lib/admin-session/session";
+import { knownTimeZone, TIME_ZONE_COOKIE } from "@/lib/admin-session/time-zone";
 
 // Rendered per request: it reads the session and the database.
 export const dynamic = "force-dynamic";
@@ -13,39 +16,42 @@ export const dynamic = "force-dynamic";
 // first set up two-factor sign-in too (ADMIN_2FA_REQUIRED), without the navigation.
 export default async function AdminLayout({ children }: { children: ReactNode }) {
   const { admin } = await requireAdminSessionForTwoFactor();
+  const timeZone = knownTimeZone((await cookies()).get(TIME_ZONE_COOKIE)?.value);
   return (
-    <div className="shell">
-      <aside className="sidebar">
-        <Link className="brand" href="/admin">
-          Hosting Panel
-        </Link>
-        {!admin.mustSetUpTwoFactor && (
-          <nav aria-label="Main">
-            <NavLink href="/admin">Dashboard</NavLink>
-            <div className="group">Hosting</div>
-            <NavLink href="/admin/accounts">Hosting accounts</NavLink>
-            <NavLink href="/admin/backups">Backups</NavLink>
-            <NavLink href="/admin/nodes">Nodes</NavLink>
-            <NavLink href="/admin/plans">Plans</NavLink>
-            <NavLink href="/admin/resellers">Resellers</NavLink>
-            <NavLink href="/admin/php-versions">PHP versions</NavLink>
-            <div className="group">Settings › Security</div>
-            <NavLink href="/admin/settings/api-keys">API Keys</NavLink>
-            <NavLink href="/admin/settings/admins">Admins</NavLink>
-            <NavLink href="/admin/settings/two-factor">Two-factor sign-in</NavLink>
-          </nav>
-        )}
-      </aside>
-      <div className="main">
-        <div className="topbar">
-          <span />
-          <span className="actions">
-            <span>{admin.email}</span>
-            <SignOutButton />
-          </span>
+    <TimeZoneProvider zone={timeZone}>
+      <div className="shell">
+        <aside className="sidebar">
+          <Link className="brand" href="/admin">
+            Hosting Panel
+          </Link>
+          {!admin.mustSetUpTwoFactor && (
+            <nav aria-label="Main">
+              <NavLink href="/admin">Dashboard</NavLink>
+              <div className="group">Hosting</div>
+              <NavLink href="/admin/accounts">Hosting accounts</NavLink>
+              <NavLink href="/admin/backups">Backups</NavLink>
+              <NavLink href="/admin/nodes">Nodes</NavLink>
+              <NavLink href="/admin/plans">Plans</NavLink>
+              <NavLink href="/admin/resellers">Resellers</NavLink>
+              <NavLink href="/admin/php-versions">PHP versions</NavLink>
+              <div className="group">Settings › Security</div>
+              <NavLink href="/admin/settings/api-keys">API Keys</NavLink>
+              <NavLink href="/admin/settings/admins">Admins</NavLink>
+              <NavLink href="/admin/settings/two-factor">Two-factor sign-in</NavLink>
+            </nav>
+          )}
+        </aside>
+        <div className="main">
+          <div className="topbar">
+            <span />
+            <span className="actions">
+              <span>{admin.email}</span>
+              <SignOutButton />
+            </span>
+          </div>
+          {children}
         </div>
-        {children}
       </div>
-    </div>
+    </TimeZoneProvider>
   );
 }

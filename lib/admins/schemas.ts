@@ -33,6 +33,10 @@ export type ConfirmTwoFactorInput = z.input<typeof confirmTwoFactorSchema>;
 export const disableTwoFactorSchema = z.object({ password: z.string().min(1, "is required"), code: secondFactorCode });
 export type DisableTwoFactorInput = z.input<typeof disableTwoFactorSchema>;
 
+/** New recovery codes: the same proof as turning it off, password and a current code (or a recovery code). */
+export const renewRecoveryCodesSchema = disableTwoFactorSchema;
+export type RenewRecoveryCodesInput = z.input<typeof renewRecoveryCodesSchema>;
+
 /** Whether an admin may sign in (admins page). */
 export const adminStatusSchema = z.object({ is_enabled: z.boolean() });
 export type AdminStatusInput = z.input<typeof adminStatusSchema>;

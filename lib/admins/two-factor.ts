@@ -7,7 +7,15 @@ import { adminRecoveryCodes, adminUsers } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { AppError, notFound, validationError } from "@/lib/errors";
 import { verifyPassword } from "./password";
-import { type AdminRecord, type ConfirmTwoFactorInput, confirmTwoFactorSchema, type DisableTwoFactorInput, disableTwoFactorSchema } from "./schemas";
+import {
+  type AdminRecord,
+  type ConfirmTwoFactorInput,
+  confirmTwoFactorSchema,
+  type DisableTwoFactorInput,
+  disableTwoFactorSchema,
+  type RenewRecoveryCodesInput,
+  renewRecoveryCodesSchema,
+} from "./schemas";
 import { toAdminRecord } from "./service";
 
 // Admin two-factor sign-in: TOTP (RFC 6238: SHA-1, 6 digits, 30 s steps, one step of clock drift
@@ -87,6 +95,12 @@ export async function beginTwoFactorSetup(db: Database, id: number): Promise<Two
   return { secret, otpauthUri, qrSvg: await QRCode.toString(otpauthUri, { type: "svg", margin: 1 }) };
 }
 
+/** "Cancel" during set-up: the secret shown is forgotten, and a code from it confirms nothing. */
+export async function cancelTwoFactorSetup(db: Queryable, id: number): Promise<void> {
+  const cancelled = await db.update(adminUsers).set({ totpPendingSecret: null }).where(eq(adminUsers.id, id)).returning({ id: adminUsers.id });
+  if (cancelled.length === 0) throw notFound("Admin");
+}
+
 /**
  * Confirms set-up with a code from the pending secret: two-factor sign-in is on, ten recovery
  * codes are made (answered this once; only their hashes are kept), and every session of the
@@ -160,8 +174,30 @@ export async function disableOwnTwoFactor(db: Database, id: number, input: Disab
 }
 
 /**
- * For a lost device (CLI `panel admin 2fa reset ID`): two-factor sign-in off, recovery codes gone,
- * and every session of the admin ended. Under ADMIN_2FA_REQUIRED they set it up again at next sign-in.
+ * New recovery codes for an admin who has used or lost theirs, proven by their password and a
+ * current code (or one of the old recovery codes): the old ones stop working, the ten new ones are
+ * answered this once. Sessions stay, as when turning two-factor sign-in off.
+ */
+export async function renewRecoveryCodes(db: Database, id: number, input: RenewRecoveryCodesInput): Promise<string[]> {
+  const fields = renewRecoveryCodesSchema.parse(input);
+  const [admin] = await db.select().from(adminUsers).where(eq(adminUsers.id, id));
+  if (!admin) throw notFound("Admin");
+  if (!admin.totpSecret) throw new AppError("CONFLICT", "Two-factor sign-in is off: recovery codes come with setting it up");
+  if (!(await verifyPassword(fields.password, admin.passwordHash))) throw validationError("password", "is not correct");
+  if (!(await acceptSecondFactor(db, admin, fields.code))) throw validationError("code", "is not correct or was already used");
+  const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
+  await db.transaction(async (tx) => {
+    await tx.delete(adminRecoveryCodes).where(eq(adminRecoveryCodes.adminUserId, id));
+    await tx.insert(adminRecoveryCodes).values(recoveryCodes.map((recovery) => ({ adminUserId: id, codeHash: recoveryCodeHash(recovery) })));
+    await recordAudit(tx, { type: "admin_user", id }, { action: "admin_user.recovery_codes_renewed", targetType: "admin_user", targetId: id });
+  });
+  return recoveryCodes;
+}
+
+/**
+ * For a lost device (CLI `panel admin 2fa reset ID`, another admin's Edit page): two-factor
+ * sign-in off, recovery codes gone, and every session of the admin ended. Under ADMIN_2FA_REQUIRED
+ * they set it up again at next sign-in.
  */
 export async function resetTwoFactor(db: Database, id: number, actor: Actor): Promise<AdminRecord> {
   return db.transaction(async (tx) => {

@@ -4,8 +4,16 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { encode } from "next-auth/jwt";
+import { Secret, TOTP } from "otpauth";
 import type { Database } from "@/db/client";
-import { createAccount } from "@/lib/accounts/service";
+import { createAccount, getAccount } from "@/lib/accounts/service";
+import { createAdminUser } from "@/lib/admins/service";
+import { beginTwoFactorSetup, confirmTwoFactorSetup, twoFactorStatus } from "@/lib/admins/two-factor";
+import { createCronJob, listCronJobs } from "@/lib/cron/service";
+import { assignDatabase, createDatabase, createDatabaseUser, listDatabases, listDatabaseUsers } from "@/lib/databases/service";
+import { createDnsRecord, getDnsRecordOrThrow } from "@/lib/dns/service";
+import { createDomain, listDomains } from "@/lib/domains/service";
+import { getPhpSettings } from "@/lib/php-settings/service";
 import { addPhpVersion } from "@/lib/php/service";
 import { createPlan } from "@/lib/plans/service";
 import { testBackends } from "../support/database";
@@ -181,6 +189,186 @@ for (const backend of testBackends()) {
       assert.match(dropped, /Max-Age=0/i);
       assert.match(dropped, /HttpOnly/i);
       assert.match(dropped, /SameSite=Lax/i);
+    });
+  });
+}
+
+// The same outsider calling the admin pages' server actions themselves, as a browser's form
+// would, but with no session: each action by its id from the build's manifest, with arguments
+// that would change something, posted to a page that carries it and to a page outside /admin.
+// Every one is turned away with nothing of the panel's data in the answer, and afterwards
+// nothing of the seeded account, its domains, databases, users, records, jobs and settings, nor
+// the two-factor sign-in of the admin, has changed.
+
+const ACTIONS_MANIFEST = path.join(process.cwd(), ".next", "server", "server-reference-manifest.json");
+
+interface AdminAction {
+  id: string;
+  name: string;
+  /** A page whose worker carries the action (its URL, ids filled in). */
+  page: string;
+}
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    return entry.isDirectory() ? sourceFiles(full) : /\.tsx?$/.test(entry.name) ? [full] : [];
+  });
+}
+
+/**
+ * The exported actions of every "use server" file under app/admin that some other file of the app
+ * uses, by name (one nothing uses is not in the build, and no request can reach it).
+ */
+function declaredAdminActions(): string[] {
+  const files = sourceFiles(path.join(process.cwd(), "app")).map((file) => ({ file, source: fs.readFileSync(file, "utf8") }));
+  return files
+    .filter(({ file, source }) => file.startsWith(APP_ADMIN) && /^\s*["']use server["']/.test(source))
+    .flatMap(({ file, source }) =>
+      [...source.matchAll(/^export async function (\w+)\(/gm)]
+        .map((match) => match[1])
+        .filter((name) => files.some((other) => other.file !== file && new RegExp(`\\b${name}\\b`).test(other.source))),
+    );
+}
+
+function builtAdminActions(seeded: ActionSeed): AdminAction[] {
+  const manifest = JSON.parse(fs.readFileSync(ACTIONS_MANIFEST, "utf8")) as {
+    node: Record<string, { workers: Record<string, unknown>; filename?: string; exportedName?: string }>;
+  };
+  return Object.entries(manifest.node)
+    .filter(([, entry]) => entry.filename?.startsWith("app/admin/"))
+    .map(([id, entry]) => {
+      const worker = Object.keys(entry.workers).find((name) => name.startsWith("app/admin/"))!;
+      const template = `/${worker.replace(/^app\//, "").replace(/\/page$/, "")}`;
+      return { id, name: entry.exportedName!, page: fillActionRoute(template, seeded) };
+    });
+}
+
+const ACTION_UNIQUE = `za${Date.now().toString(36)}`;
+const TOTP_OF = (secret: string) => new TOTP({ algorithm: "SHA1", digits: 6, period: 30, secret: Secret.fromBase32(secret) });
+
+async function seedActions(db: Database) {
+  const tenants = await seedTenants(db);
+  const account = await createAccount(db, { username: `a${ACTION_UNIQUE}`, domain: `${ACTION_UNIQUE}.example` }, seedActor);
+  const extraDomain = await createDomain(db, account.id, { domain: `extra-${ACTION_UNIQUE}.example`, domain_type: "domain" });
+  const database = await createDatabase(db, account, { database_name: "kept" });
+  const user = await createDatabaseUser(db, account, { username: "kept", password: "a long enough password" });
+  await assignDatabase(db, account.id, user.id, { database_id: database.id, privileges: ["SELECT"] });
+  const record = await createDnsRecord(db, account.id, { domain_id: extraDomain.id, name: "www", type: "A", content: "203.0.113.5", ttl: 3600 });
+  const job = await createCronJob(db, account.id, { schedule: "@daily", command: "true", is_enabled: true });
+  const guarded = await createAdminUser(db, { email: `guarded-${ACTION_UNIQUE}@example.com`, password: "a long enough password" }, seedActor);
+  const { secret } = await beginTwoFactorSetup(db, guarded.id);
+  await confirmTwoFactorSetup(db, guarded.id, { code: TOTP_OF(secret).generate() });
+  return { ...tenants, account, extraDomain, database, user, record, job, guarded, secret };
+}
+type ActionSeed = Awaited<ReturnType<typeof seedActions>>;
+
+function fillActionRoute(template: string, seeded: ActionSeed): string {
+  const ids: Record<string, number> = {
+    accounts: seeded.account.id,
+    domains: seeded.extraDomain.id,
+    "database-users": seeded.user.id,
+    dns: seeded.record.id,
+    "cron-jobs": seeded.job.id,
+    admins: seeded.guarded.id,
+    "api-keys": seeded.adminKey.id,
+  };
+  const parts = template.split("/");
+  return parts.map((part, index) => (/^\[.+\]$/.test(part) ? String(ids[parts[index - 1]] ?? 1) : part)).join("/");
+}
+
+/** Arguments with which each action would change the seeded account (or admin) if it ran; others get the account's id. */
+function argumentsOf(name: string, seeded: ActionSeed): unknown[] {
+  const account = seeded.account.id;
+  const calls: Record<string, unknown[]> = {
+    createDomainAction: [account, { domain: `made-${ACTION_UNIQUE}.example`, domain_type: "domain" }],
+    updateDomainAction: [account, seeded.extraDomain.id, { site_profile: "static", proxy_socket: null, php_version_id: null, is_php_fpm_enabled: true }],
+    deleteDomainAction: [account, seeded.extraDomain.id],
+    createDatabaseAction: [account, { database_name: "made" }],
+    deleteDatabaseAction: [account, seeded.database.id],
+    createDatabaseUserAction: [account, { username: "made", password: "a long enough password" }],
+    grantDatabaseAction: [account, seeded.user.id, { database_id: seeded.database.id, privileges: ["ALL PRIVILEGES"] }],
+    detachDatabaseAction: [account, seeded.user.id, seeded.database.id],
+    deleteDatabaseUserAction: [account, seeded.user.id],
+    createDnsRecordAction: [account, { domain_id: seeded.extraDomain.id, name: "made", type: "A", content: "203.0.113.9", ttl: 3600 }],
+    updateDnsRecordAction: [account, seeded.record.id, { name: "www", type: "A", content: "203.0.113.6", ttl: 3600 }],
+    deleteDnsRecordAction: [account, seeded.record.id],
+    createCronJobAction: [account, { schedule: "@hourly", command: "echo made", is_enabled: true }],
+    updateCronJobAction: [account, seeded.job.id, { schedule: "@daily", command: "true", is_enabled: false }],
+    deleteCronJobAction: [account, seeded.job.id],
+    updatePhpSettingsAction: [account, { memory_limit_mb: 512 }],
+    suspendAccountAction: [account, "no session"],
+    terminateAccountAction: [account, seeded.account.username],
+    resetAdminTwoFactorAction: [seeded.guarded.id],
+    renewRecoveryCodesAction: [{ password: "a long enough password", code: TOTP_OF(seeded.secret).generate() }],
+    cancelTwoFactorSetupAction: [],
+  };
+  return calls[name] ?? [account];
+}
+
+for (const backend of testBackends()) {
+  describe(`admin server actions without a session (${backend})`, () => {
+    let env: TestEnvironment<ActionSeed>;
+
+    before(async () => {
+      env = await createEnvironment(backend, seedActions);
+    });
+    after(async () => {
+      await env?.teardown();
+    });
+
+    test("every server action under app/admin is turned away with no data, and changes nothing", async () => {
+      const actions = builtAdminActions(env.seed);
+      const built = new Set(actions.map((action) => action.name));
+      assert.deepEqual(declaredAdminActions().filter((name) => !built.has(name)), [], "every declared action is in the build this test reads");
+      const secrets = [env.seed.account.username, env.seed.account.domain, env.seed.extraDomain.domain, env.seed.guarded.email, "admin@example.com", env.seed.secret];
+      const failures: string[] = [];
+      for (const action of actions) {
+        for (const visitor of (await visitors()).filter((one) => one.method !== "POST" && !("rsc" in one.headers)).slice(0, 3)) {
+          for (const where of [action.page, "/login"]) {
+            const response = await fetch(`${env.server.baseUrl}${where}`, {
+              method: "POST",
+              redirect: "manual",
+              headers: { ...visitor.headers, "next-action": action.id, "content-type": "text/plain;charset=UTF-8", accept: "text/x-component" },
+              body: JSON.stringify(argumentsOf(action.name, env.seed)),
+            });
+            const body = await response.text();
+            const problems: string[] = [];
+            // Under /admin the proxy answers before any page code runs: the router's redirect to sign in.
+            if (where !== "/login" && !response.headers.get("x-action-redirect")?.startsWith("/login?")) {
+              problems.push(`status ${response.status}, x-action-redirect ${response.headers.get("x-action-redirect")}`);
+            }
+            const leaked = secrets.filter((secret) => body.includes(secret));
+            if (leaked.length) problems.push(`body carries ${leaked.join(", ")}`);
+            if (problems.length) failures.push(`${action.name} at ${where} [${visitor.name}]: ${problems.join("; ")}`);
+          }
+        }
+      }
+      assert.deepEqual(failures, []);
+
+      // What the calls would have changed, read with the server stopped (PGlite: one process at a time).
+      await env.server.stop();
+      const connection = await env.database.open();
+      try {
+        const { db } = connection;
+        const { account, extraDomain, database, user, record, job, guarded } = env.seed;
+        assert.deepEqual((await listDomains(db, account.id)).map((domain) => [domain.domain, domain.site_profile]), [
+          [account.domain, "php"],
+          [extraDomain.domain, "php"],
+        ]);
+        assert.deepEqual(
+          (await listDatabases(db, account.id)).map((one) => [one.id, one.users.map((grant) => [grant.id, grant.privileges])]),
+          [[database.id, [[user.id, ["SELECT"]]]]],
+        );
+        assert.deepEqual((await listDatabaseUsers(db, account.id)).map((one) => one.id), [user.id]);
+        assert.equal((await getDnsRecordOrThrow(db, { accountId: account.id, id: record.id })).content, "203.0.113.5");
+        assert.deepEqual((await listCronJobs(db, account.id)).map((one) => [one.id, one.schedule, one.is_enabled]), [[job.id, "@daily", true]]);
+        assert.equal((await getPhpSettings(db, account.id)).memory_limit_mb, 256);
+        assert.equal((await getAccount(db, account.id)).status, "active");
+        assert.deepEqual(await twoFactorStatus(db, guarded.id), { enabled: true, recoveryCodesLeft: 10 });
+      } finally {
+        await connection.close();
+      }
     });
   });
 }

@@ -8,15 +8,18 @@ import { createAdminUser } from "@/lib/admins/service";
 import {
   acceptSecondFactor,
   beginTwoFactorSetup,
+  cancelTwoFactorSetup,
   confirmTwoFactorSetup,
   disableOwnTwoFactor,
+  renewRecoveryCodes,
   twoFactorStatus,
 } from "@/lib/admins/two-factor";
 import { AppError } from "@/lib/errors";
 import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
 
 // The two-factor services on each backend: set-up confirmed only by a code of the new secret,
-// codes taken once, recovery codes used once, turning it off needs the password and a code.
+// codes taken once, recovery codes used once, turning it off and making new recovery codes need
+// the password and a code, a cancelled set-up confirms nothing.
 
 const PASSWORD = "a long enough password";
 const codeAt = (secret: string, offset = 0) =>
@@ -104,6 +107,42 @@ for (const backend of testBackends()) {
       assert.deepEqual(await twoFactorStatus(db, admin.id), { enabled: false, recoveryCodesLeft: 0 });
       assert.equal((await row(admin.id)).sessionGeneration, generation);
       assert.equal((await errorOf(disableOwnTwoFactor(db, admin.id, { password: PASSWORD, code: codeAt(secret, 1) }))).code, "CONFLICT");
+    });
+
+    test("a cancelled set-up forgets its secret: a code from it turns nothing on", async () => {
+      const db = connection.db;
+      const admin = await createAdminUser(db, { email: "cancel@example.com", password: PASSWORD }, { type: "system" });
+      const { secret } = await beginTwoFactorSetup(db, admin.id);
+      await cancelTwoFactorSetup(db, admin.id);
+      assert.equal((await row(admin.id)).totpPendingSecret, null);
+      assert.deepEqual((await errorOf(confirmTwoFactorSetup(db, admin.id, { code: codeAt(secret) }))).fieldErrors, {
+        code: ["has no set-up to confirm; start the set-up again"],
+      });
+      assert.equal((await twoFactorStatus(db, admin.id)).enabled, false);
+    });
+
+    test("new recovery codes take the password and a current code; the old ones stop working, sessions stay", async () => {
+      const db = connection.db;
+      const admin = await createAdminUser(db, { email: "renew@example.com", password: PASSWORD }, { type: "system" });
+      assert.equal((await errorOf(renewRecoveryCodes(db, admin.id, { password: PASSWORD, code: "123456" }))).code, "CONFLICT", "off: nothing to renew");
+      const { secret } = await beginTwoFactorSetup(db, admin.id);
+      const { recoveryCodes: old } = await confirmTwoFactorSetup(db, admin.id, { code: codeAt(secret, -1) });
+      const generation = (await row(admin.id)).sessionGeneration;
+      assert.deepEqual((await errorOf(renewRecoveryCodes(db, admin.id, { password: "not it", code: codeAt(secret, 0) }))).fieldErrors, {
+        password: ["is not correct"],
+      });
+      assert.deepEqual((await errorOf(renewRecoveryCodes(db, admin.id, { password: PASSWORD, code: wrongCode(secret) }))).fieldErrors, {
+        code: ["is not correct or was already used"],
+      });
+      // One of the old recovery codes is proof enough (the device may be the thing that was lost).
+      const renewed = await renewRecoveryCodes(db, admin.id, { password: PASSWORD, code: old[0] });
+      assert.equal(renewed.length, 10);
+      assert.equal(new Set([...renewed, ...old]).size, 20, "all new");
+      assert.deepEqual(await twoFactorStatus(db, admin.id), { enabled: true, recoveryCodesLeft: 10 });
+      const withSecret = await row(admin.id);
+      assert.equal(await acceptSecondFactor(db, withSecret, old[1]), false, "an old code no longer signs in");
+      assert.equal(await acceptSecondFactor(db, withSecret, renewed[0]), true);
+      assert.equal(withSecret.sessionGeneration, generation);
     });
   });
 }

@@ -3,6 +3,8 @@
 import type { ColumnDef } from "@tanstack/react-table";
 import Link from "next/link";
 import { DataTable } from "@/components/data-table";
+import { Badge, Failure } from "@/components/status";
+import { Time } from "@/components/time";
 import type { AccountListRow } from "@/lib/accounts/schemas";
 
 const columns: ColumnDef<AccountListRow, unknown>[] = [
@@ -12,11 +14,28 @@ const columns: ColumnDef<AccountListRow, unknown>[] = [
   { header: "Reseller", cell: ({ row }) => row.original.reseller_username ?? <span className="muted">None</span> },
   { header: "SSH", cell: ({ row }) => (row.original.has_ssh_access ? "Yes" : <span className="muted">No</span>) },
   {
-    header: "Status",
-    cell: ({ row }) =>
-      row.original.is_suspended ? <span className="badge off">Suspended</span> : <span className="badge on">Active</span>,
+    header: "Node",
+    cell: ({ row }) => (
+      <>
+        {row.original.node}
+        {row.original.node_sync === "pending" && (
+          <div>
+            <Failure label="Waiting" reason="for its node" />
+          </div>
+        )}
+        {row.original.node_sync === "failed" && (
+          <div>
+            <Failure label="Out of step" reason={row.original.node_error ?? undefined} />
+          </div>
+        )}
+      </>
+    ),
   },
-  { header: "Created", cell: ({ row }) => row.original.created_at.slice(0, 10) },
+  {
+    header: "Status",
+    cell: ({ row }) => (row.original.is_suspended ? <Badge tone="trouble">Suspended</Badge> : <Badge tone="ok">Active</Badge>),
+  },
+  { header: "Created", cell: ({ row }) => <Time at={row.original.created_at} /> },
   {
     header: "Actions",
     cell: ({ row }) => (

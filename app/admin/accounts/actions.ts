@@ -14,8 +14,8 @@ import { runAdminFormAction } from "@/lib/admin-session/form-action";
 import { requireAdminSession } from "@/lib/admin-session/session";
 import { requestAutoSslCheck } from "@/lib/autossl/job";
 import { requestRenewal } from "@/lib/autossl/service";
+import { bodyOf, isAccepted } from "@/lib/http/accepted";
 import { idField } from "@/lib/http/operation";
-import { deleteCronJob } from "@/lib/cron/service";
 import { updatePhpSettingsSchema } from "@/lib/php-settings/schemas";
 import { updatePhpSettings } from "@/lib/php-settings/service";
 import { createSshKeyBodySchema } from "@/lib/ssh/schemas";
@@ -34,23 +34,39 @@ export async function updateAccountAction(id: number, input: AccountAdminFieldsI
   );
 }
 
+/**
+ * What the page says after a suspension or unsuspension: nothing when it is done, or that it waits
+ * for the account's node, which did not answer (the change is recorded and applied when it is back).
+ */
+const waitingFor = (change: string) => (outcome: Awaited<ReturnType<typeof suspendAccount>>) =>
+  isAccepted(outcome) ? `The ${change} is recorded and will be applied when the node ${bodyOf(outcome).node} is back.` : null;
+
 export async function suspendAccountAction(id: number, reason: string) {
-  return runAdminFormAction("/admin/accounts", (db, actor) =>
-    suspendAccount(db, ADMIN, idField.parse(id), reason, actor),
+  return runAdminFormAction(
+    "/admin/accounts",
+    (db, actor) => suspendAccount(db, ADMIN, idField.parse(id), reason, actor),
+    waitingFor("suspension"),
   );
 }
 
 export async function unsuspendAccountAction(id: number) {
-  return runAdminFormAction("/admin/accounts", (db, actor) => unsuspendAccount(db, ADMIN, idField.parse(id), actor));
+  return runAdminFormAction("/admin/accounts", (db, actor) => unsuspendAccount(db, ADMIN, idField.parse(id), actor), waitingFor("unsuspension"));
 }
 
-/** Terminate, confirmed by typing the account's username (checked here, not only in the browser). */
+/**
+ * Terminate, confirmed by typing the account's username (checked here, not only in the browser).
+ * `gone`: false when its node did not answer: the account is suspended and terminated once the node is back.
+ */
 export async function terminateAccountAction(id: number, confirmation: string) {
-  return runAdminFormAction("/admin/accounts", async (db, actor) => {
-    const account = await getAccount(db, idField.parse(id));
-    checkUsernameConfirmation(confirmation, account.username);
-    return terminateAccount(db, ADMIN, account.id, actor);
-  });
+  return runAdminFormAction(
+    "/admin/accounts",
+    async (db, actor) => {
+      const account = await getAccount(db, idField.parse(id));
+      checkUsernameConfirmation(confirmation, account.username);
+      return terminateAccount(db, ADMIN, account.id, actor);
+    },
+    (outcome) => ({ gone: !isAccepted(outcome), message: bodyOf(outcome).message }),
+  );
 }
 
 /** "Renew now" on the account's page: the AutoSSL job issues the domain's certificate again. */
@@ -77,9 +93,4 @@ export async function deleteSshKeyAction(accountId: number, keyId: number) {
 export async function updatePhpSettingsAction(accountId: number, input: unknown) {
   const account = idField.parse(accountId);
   return runAdminFormAction(`/admin/accounts/${account}/edit`, (db) => updatePhpSettings(db, account, updatePhpSettingsSchema.parse(input)));
-}
-
-export async function deleteCronJobAction(accountId: number, jobId: number) {
-  const account = idField.parse(accountId);
-  return runAdminFormAction(`/admin/accounts/${account}/edit`, (db) => deleteCronJob(db, account, idField.parse(jobId)));
 }

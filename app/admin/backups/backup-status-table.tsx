@@ -5,7 +5,9 @@ import { useState } from "react";
 import { useAdminAction } from "@/components/form";
 import type { AccountBackupStatus } from "@/lib/backups/schemas";
 import { backupNowAction } from "./actions";
-import { shortTime, sizeText } from "./format";
+import { Failure } from "@/components/status";
+import { Time } from "@/components/time";
+import { sizeText } from "./format";
 
 /** Every account's backup status (last success, last failure and its error, restore points, size), with "Back up now" per row. */
 export function BackupStatusTable({ accounts }: { accounts: AccountBackupStatus[] }) {
@@ -46,10 +48,16 @@ export function BackupStatusTable({ accounts }: { accounts: AccountBackupStatus[
                 <td>
                   <Link href={`/admin/accounts/${account.account_id}/edit`}>{account.username}</Link>
                 </td>
-                <td>{account.last_success_at ? shortTime(account.last_success_at) : <span className="muted">never</span>}</td>
                 <td>
-                  {account.last_failure_at ? shortTime(account.last_failure_at) : <span className="muted">—</span>}
-                  {account.last_error && <div className="error">{account.last_error}</div>}
+                  <Time at={account.last_success_at} empty="never" />
+                </td>
+                <td>
+                  <Time at={account.last_failure_at} />
+                  {account.last_error && (
+                    <div>
+                      <Failure reason={account.last_error} />
+                    </div>
+                  )}
                 </td>
                 <td>{account.snapshots}</td>
                 <td>{sizeText(account.size_bytes)}</td>

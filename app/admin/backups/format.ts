@@ -1,7 +1,4 @@
-// How the backup pages write times and sizes.
-
-/** A timestamp (ISO, or restic's) as "YYYY-MM-DD HH:MM", server time as stored. */
-export const shortTime = (timestamp: string) => timestamp.slice(0, 16).replace("T", " ");
+// How the backup pages write sizes (times: components/time.tsx).
 
 /** A size in bytes, in the largest unit that keeps it at least 1. */
 export function sizeText(bytes: number): string {

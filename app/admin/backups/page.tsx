@@ -20,7 +20,7 @@ export default async function BackupsPage() {
       <Breadcrumbs trail={[{ label: "Hosting" }, { label: "Backups" }]} />
       <PageHeader title="Backups" />
       <p className="muted">
-        {schedule ? `Every account is backed up each night at ${schedule} (server time) by restic.` : "Nightly backups are off (BACKUP_SCHEDULE=off)."} An
+        {schedule ? `Every account is backed up each night at ${schedule} (server time) by restic.` : "Nightly backups are off: set BACKUP_SCHEDULE to a time of day (e.g. 02:00) in the panel's configuration to turn them on."} An
         account&apos;s restore points and their restore are on its page.
       </p>
       <BackupStatusTable accounts={accounts} />

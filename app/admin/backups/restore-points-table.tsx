@@ -1,7 +1,7 @@
 "use client";
 
 import type { BackupRun } from "@/lib/backups/service";
-import { shortTime } from "./format";
+import { Time, useFormatTime } from "@/components/time";
 
 /** Restore points, newest first: when, which databases, and a button each (`action`…) that picks one. */
 export function RestorePointsTable({
@@ -15,6 +15,7 @@ export function RestorePointsTable({
   action: string;
   onPick: (restorePoint: BackupRun) => void;
 }) {
+  const formatTime = useFormatTime();
   return (
     <div className="table-scroll">
       <table className="data" aria-label={label}>
@@ -35,10 +36,12 @@ export function RestorePointsTable({
           )}
           {restorePoints.map((restorePoint) => (
             <tr key={restorePoint.id}>
-              <td>{shortTime(restorePoint.time)}</td>
+              <td>
+                <Time at={restorePoint.time} />
+              </td>
               <td>{restorePoint.databases.length ? restorePoint.databases.join(", ") : <span className="muted">none</span>}</td>
               <td>
-                <button type="button" aria-label={`${action} from ${shortTime(restorePoint.time)}`} onClick={() => onPick(restorePoint)}>
+                <button type="button" aria-label={`${action} from ${formatTime(restorePoint.time)}`} onClick={() => onPick(restorePoint)}>
                   {action}…
                 </button>
               </td>

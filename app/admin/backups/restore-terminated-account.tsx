@@ -5,7 +5,7 @@ import { useState } from "react";
 import { TextField, UsernameConfirmationField, useAdminAction } from "@/components/form";
 import type { BackupRun } from "@/lib/backups/service";
 import { restoreTerminatedAccountAction, usernameRunsAction } from "./actions";
-import { shortTime } from "./format";
+import { useFormatTime } from "@/components/time";
 import { RestorePointsTable } from "./restore-points-table";
 
 /** "Restore a terminated account": a username's restore points, each able to make the account again behind a confirmation. */
@@ -86,6 +86,7 @@ function RestoreAccountForm({
   onCancel: () => void;
 }) {
   const { pending, state, fieldError, run } = useAdminAction();
+  const formatTime = useFormatTime();
   const [confirmation, setConfirmation] = useState("");
 
   return (
@@ -101,7 +102,7 @@ function RestoreAccountForm({
       }}
     >
       <p>
-        Makes the account <strong>{username}</strong> again as it was at {shortTime(restorePoint.time)}, with its files and databases from that
+        Makes the account <strong>{username}</strong> again as it was at {formatTime(restorePoint.time)}, with its files and databases from that
         backup. The username must not be in use; if any step fails, nothing of it is kept.
       </p>
       {state?.error && !fieldError("confirmation") && (

@@ -3,6 +3,7 @@
 import type { ColumnDef } from "@tanstack/react-table";
 import Link from "next/link";
 import { DataTable } from "@/components/data-table";
+import { Time } from "@/components/time";
 import type { NodeRecord } from "@/lib/nodes/service";
 
 const gigabytes = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GB`;
@@ -27,7 +28,7 @@ const columns: ColumnDef<NodeRecord, unknown>[] = [
   { header: "Agent", cell: ({ row }) => row.original.agent_version ?? "—" },
   {
     header: "Last heartbeat",
-    cell: ({ row }) => (row.original.last_heartbeat_at ? <time dateTime={row.original.last_heartbeat_at}>{row.original.last_heartbeat_at.replace("T", " ").slice(0, 19)} UTC</time> : "—"),
+    cell: ({ row }) => <Time at={row.original.last_heartbeat_at} />,
   },
   {
     header: "Actions",

@@ -22,7 +22,8 @@ export default async function PhpVersionsPage({ searchParams }: { searchParams: 
         </Link>
       </PageHeader>
       <p className="muted">
-        The versions accounts can choose for their domains (<code>POST /api/client/account/configure-php</code>).
+        The PHP versions an account&apos;s domains can run, chosen on each domain&apos;s page. A version shown as not installed
+        needs its PHP-FPM package on the server first.
       </p>
       <PhpVersionsTable rows={rows} total={total} page={query.page} perPage={query.per_page} search={query.search} />
     </>

@@ -3,12 +3,13 @@
 import type { ColumnDef } from "@tanstack/react-table";
 import Link from "next/link";
 import { DataTable } from "@/components/data-table";
+import { Time } from "@/components/time";
 import type { ResellerListRow } from "@/lib/resellers/schemas";
 
 const columns: ColumnDef<ResellerListRow, unknown>[] = [
   { header: "Username", cell: ({ row }) => <strong>{row.original.username}</strong> },
   { header: "Accounts", cell: ({ row }) => row.original.account_count },
-  { header: "Created", cell: ({ row }) => row.original.created_at.slice(0, 10) },
+  { header: "Created", cell: ({ row }) => <Time at={row.original.created_at} /> },
   {
     header: "Actions",
     cell: ({ row }) => (

@@ -10,8 +10,9 @@ import {
   type CreateAdminInput,
   type SetPasswordInput,
 } from "@/lib/admins/schemas";
-import { changeOwnPassword, createAdminUser, setAdminEnabled, setAdminPassword } from "@/lib/admins/service";
-import { validationError } from "@/lib/errors";
+import { changeOwnPassword, createAdminUser, getAdminUser, setAdminEnabled, setAdminPassword } from "@/lib/admins/service";
+import { resetTwoFactor } from "@/lib/admins/two-factor";
+import { AppError, validationError } from "@/lib/errors";
 import { idField } from "@/lib/http/operation";
 
 // Server actions of the admins page (Settings › Security › Admins); the services parse the input.
@@ -43,5 +44,20 @@ export async function changeOwnPasswordAction(input: ChangeOwnPasswordInput) {
     const admin = await changeOwnPassword(db, actor.id, input);
     const cookie = await issueSessionCookie(admin);
     (await cookies()).set(cookie.name, cookie.value, cookie.options);
+  });
+}
+
+/**
+ * "Reset two-factor sign-in" of another admin who lost their device (the command line's `admin 2fa
+ * reset`): it is off, their recovery codes are gone and their sessions end; the audit log records
+ * who did it. One's own is turned off on the Two-factor sign-in page, with a code.
+ */
+export async function resetAdminTwoFactorAction(id: number) {
+  return runAdminFormAction(LIST, async (db, actor) => {
+    const adminId = idField.parse(id);
+    if (adminId === actor.id) throw new AppError("VALIDATION", "Your own two-factor sign-in is turned off on the Two-factor sign-in page, with your password and a code");
+    const admin = await getAdminUser(db, adminId);
+    if (!admin.two_factor) throw new AppError("CONFLICT", `${admin.email} has no two-factor sign-in to reset`);
+    return resetTwoFactor(db, adminId, actor);
   });
 }

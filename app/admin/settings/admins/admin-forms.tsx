@@ -1,8 +1,9 @@
 "use client";
 
-import { AdminForm, CheckboxField, InputField, useAdminForm } from "@/components/form";
+import { useState } from "react";
+import { AdminForm, CheckboxField, InputField, useAdminAction, useAdminForm } from "@/components/form";
 import { adminStatusSchema, changeOwnPasswordSchema, createAdminSchema, setPasswordSchema } from "@/lib/admins/schemas";
-import { changeOwnPasswordAction, createAdminAction, resetAdminPasswordAction, setAdminStatusAction } from "./actions";
+import { changeOwnPasswordAction, createAdminAction, resetAdminPasswordAction, resetAdminTwoFactorAction, setAdminStatusAction } from "./actions";
 
 // The admins page's forms, on the shared form pattern: every refusal (a taken email, the last
 // enabled admin, a wrong current password) is shown at its field.
@@ -98,5 +99,55 @@ export function ChangeOwnPasswordForm() {
         />
       </fieldset>
     </AdminForm>
+  );
+}
+
+/** Another admin's two-factor sign-in: its state, and its reset (a lost device) behind a confirmation. */
+export function ResetTwoFactor({ admin }: { admin: { id: number; email: string; twoFactor: boolean } }) {
+  const { pending, state, run } = useAdminAction();
+  const [confirming, setConfirming] = useState(false);
+  const [done, setDone] = useState(false);
+  return (
+    <section className="card" aria-labelledby="reset-two-factor-heading">
+      <h2 id="reset-two-factor-heading">Two-factor sign-in</h2>
+      {done ? (
+        <p role="status">
+          Two-factor sign-in of {admin.email} is off and their sessions have ended. They sign in with their password alone until they set it
+          up again.
+        </p>
+      ) : admin.twoFactor ? (
+        <p>
+          On for {admin.email}. If they lost their device and their recovery codes, reset it: they then sign in with their password alone
+          and set it up again.
+        </p>
+      ) : (
+        <p className="muted">Off for {admin.email}: they sign in with their password alone. Each admin turns it on on their own Two-factor sign-in page.</p>
+      )}
+      {state?.error && (
+        <p className="alert" role="alert">
+          {state.error}
+        </p>
+      )}
+      {!done &&
+        admin.twoFactor &&
+        (confirming ? (
+          <div className="notice">
+            <p>
+              Reset the two-factor sign-in of <strong>{admin.email}</strong>? Their authenticator app and recovery codes stop working and
+              every session of theirs ends. The audit log records that you did it.
+            </p>
+            <button type="button" className="danger" disabled={pending} onClick={() => run(() => resetAdminTwoFactorAction(admin.id), () => setDone(true))}>
+              Reset two-factor sign-in of {admin.email}
+            </button>{" "}
+            <button type="button" onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+          </div>
+        ) : (
+          <button type="button" className="danger" onClick={() => setConfirming(true)}>
+            Reset two-factor sign-in…
+          </button>
+        ))}
+    </section>
   );
 }

@@ -3,6 +3,8 @@
 import type { ColumnDef } from "@tanstack/react-table";
 import Link from "next/link";
 import { DataTable } from "@/components/data-table";
+import { Badge } from "@/components/status";
+import { Time } from "@/components/time";
 import type { AdminRecord } from "@/lib/admins/schemas";
 
 export function AdminsTable(props: { rows: AdminRecord[]; total: number; page: number; perPage: number; search: string; selfId: number }) {
@@ -20,9 +22,13 @@ export function AdminsTable(props: { rows: AdminRecord[]; total: number; page: n
     {
       header: "Status",
       cell: ({ row }) =>
-        row.original.is_enabled ? <span className="badge on">Enabled</span> : <span className="badge off">Disabled</span>,
+        row.original.is_enabled ? <Badge tone="ok">Enabled</Badge> : <Badge tone="trouble">Disabled</Badge>,
     },
-    { header: "Created", cell: ({ row }) => row.original.created_at.slice(0, 10) },
+    {
+      header: "Two-factor sign-in",
+      cell: ({ row }) => (row.original.two_factor ? <Badge tone="ok">On</Badge> : <Badge tone="neutral">Off</Badge>),
+    },
+    { header: "Created", cell: ({ row }) => <Time at={row.original.created_at} /> },
     {
       header: "Actions",
       cell: ({ row }) => (

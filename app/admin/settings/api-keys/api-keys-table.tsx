@@ -4,6 +4,7 @@ import type { ColumnDef } from "@tanstack/react-table";
 import Link from "next/link";
 import { useTransition } from "react";
 import { DataTable } from "@/components/data-table";
+import { Time } from "@/components/time";
 import type { ApiKeyRecord } from "@/lib/api-keys/schemas";
 import { deleteKeyAction } from "./actions";
 
@@ -40,7 +41,7 @@ const columns: ColumnDef<ApiKeyRecord, unknown>[] = [
   },
   {
     header: "Last used",
-    cell: ({ row }) => (row.original.last_used_at ? new Date(row.original.last_used_at).toLocaleString() : "Never"),
+    cell: ({ row }) => <Time at={row.original.last_used_at} empty="Never" />,
   },
   {
     header: "Actions",

@@ -5,8 +5,15 @@ import { cookies } from "next/headers";
 import { type FormState, formError } from "@/lib/admin-session/form-state";
 import { issueSessionCookie } from "@/lib/admin-session/options";
 import { requireAdminSessionForTwoFactor } from "@/lib/admin-session/session";
-import type { ConfirmTwoFactorInput, DisableTwoFactorInput } from "@/lib/admins/schemas";
-import { beginTwoFactorSetup, confirmTwoFactorSetup, disableOwnTwoFactor, type TwoFactorSetup } from "@/lib/admins/two-factor";
+import type { ConfirmTwoFactorInput, DisableTwoFactorInput, RenewRecoveryCodesInput } from "@/lib/admins/schemas";
+import {
+  beginTwoFactorSetup,
+  cancelTwoFactorSetup,
+  confirmTwoFactorSetup,
+  disableOwnTwoFactor,
+  renewRecoveryCodes,
+  type TwoFactorSetup,
+} from "@/lib/admins/two-factor";
 
 // Server actions of the two-factor page. They act only on the signed-in admin's own record, so
 // they are open to a session that must still set up two-factor sign-in (ADMIN_2FA_REQUIRED).
@@ -21,6 +28,17 @@ export async function beginTwoFactorSetupAction(): Promise<FormState | { saved: 
   } catch (error) {
     return formError(error);
   }
+}
+
+/** "Cancel" during set-up: the secret shown is forgotten. */
+export async function cancelTwoFactorSetupAction(): Promise<FormState> {
+  const { admin, db } = await requireAdminSessionForTwoFactor();
+  try {
+    await cancelTwoFactorSetup(db, admin.adminUserId);
+  } catch (error) {
+    return formError(error);
+  }
+  return null;
 }
 
 /**
@@ -48,4 +66,16 @@ export async function disableTwoFactorAction(input: DisableTwoFactorInput): Prom
   }
   revalidatePath(PAGE);
   return null;
+}
+
+/** "Make new recovery codes": password and a current code; the new codes are answered this once. */
+export async function renewRecoveryCodesAction(input: RenewRecoveryCodesInput): Promise<FormState | { saved: { recoveryCodes: string[] } }> {
+  const { admin, db } = await requireAdminSessionForTwoFactor();
+  try {
+    const recoveryCodes = await renewRecoveryCodes(db, admin.adminUserId, input);
+    revalidatePath(PAGE);
+    return { saved: { recoveryCodes } };
+  } catch (error) {
+    return formError(error);
+  }
 }

@@ -5,13 +5,18 @@ import { useState } from "react";
 import { UsernameConfirmationField, useAdminAction } from "@/components/form";
 import { suspendAccountAction, terminateAccountAction, unsuspendAccountAction } from "../../actions";
 
-/** Suspend / Unsuspend, and Terminate behind a confirmation that asks for the username. */
-export function AccountLifecycle({ account }: { account: { id: number; username: string; suspended: boolean } }) {
+/**
+ * Suspend / Unsuspend, and Terminate behind a confirmation that asks for the username. When the
+ * account's node does not answer, the change is recorded and waits for it: the page says so
+ * (`waiting`) instead of claiming it is done.
+ */
+export function AccountLifecycle({ account }: { account: { id: number; username: string; suspended: boolean; node: string } }) {
   const router = useRouter();
   const { pending, state, fieldError, run } = useAdminAction();
   const [reason, setReason] = useState("");
   const [confirming, setConfirming] = useState(false);
   const [confirmation, setConfirmation] = useState("");
+  const [waiting, setWaiting] = useState<string | null>(null);
 
   return (
     <section className="card" aria-label="Suspension and termination">
@@ -21,9 +26,14 @@ export function AccountLifecycle({ account }: { account: { id: number; username:
           {state.error}
         </p>
       )}
+      {waiting && (
+        <p className="notice" role="status">
+          {waiting}
+        </p>
+      )}
       {account.suspended ? (
         <p>
-          <button type="button" disabled={pending} onClick={() => run(() => unsuspendAccountAction(account.id))}>
+          <button type="button" disabled={pending} onClick={() => run(() => unsuspendAccountAction(account.id), (later) => setWaiting(later ?? null))}>
             Unsuspend
           </button>{" "}
           <span className="muted">Its API keys work again and its database users can log in.</span>
@@ -36,7 +46,7 @@ export function AccountLifecycle({ account }: { account: { id: number; username:
             <button
               type="button"
               disabled={pending}
-              onClick={() => run(() => suspendAccountAction(account.id, reason))}
+              onClick={() => run(() => suspendAccountAction(account.id, reason), (later) => setWaiting(later ?? null))}
             >
               Suspend
             </button>{" "}
@@ -49,12 +59,20 @@ export function AccountLifecycle({ account }: { account: { id: number; username:
           className="notice"
           onSubmit={(event) => {
             event.preventDefault();
-            run(() => terminateAccountAction(account.id, confirmation), () => router.push("/admin/accounts"));
+            run(
+              () => terminateAccountAction(account.id, confirmation),
+              (outcome) => {
+                if (!outcome || outcome.gone) return router.push("/admin/accounts");
+                setConfirming(false);
+                setWaiting(outcome.message);
+              },
+            );
           }}
         >
           <p>
-            Terminating removes everything of <strong>{account.username}</strong> — its databases and their users on the
-            database server, its zone files, domains, DNS records and API keys. It cannot be undone.
+            Terminating removes everything of <strong>{account.username}</strong> from its node {account.node} and from the panel:
+            its sites, certificates, zone files, databases and their users, cron jobs, its Linux user and home directory with its
+            files and logs, and its domains, DNS records and API keys. It cannot be undone (its backups stay).
           </p>
           <UsernameConfirmationField id="terminate-confirmation" value={confirmation} onChange={setConfirmation} error={fieldError("confirmation")} />
           <button type="submit" className="danger" disabled={pending || confirmation.trim() !== account.username}>

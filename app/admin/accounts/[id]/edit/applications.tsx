@@ -2,9 +2,8 @@
 
 import { useState } from "react";
 import { useAdminAction } from "@/components/form";
-import type { CronJobRecord } from "@/lib/cron/schemas";
 import type { PhpSettings } from "@/lib/php-settings/schemas";
-import { deleteCronJobAction, updatePhpSettingsAction } from "../../actions";
+import { updatePhpSettingsAction } from "../../actions";
 
 const NUMBER_FIELDS = [
   ["upload_max_filesize_mb", "Upload size (MB)"],
@@ -14,14 +13,24 @@ const NUMBER_FIELDS = [
   ["max_input_vars", "Input variables"],
 ] as const;
 
-/** The account's PHP settings (within its plan's maxima) and its cron jobs. */
-export function Applications({ accountId, php, cronJobs }: { accountId: number; php: PhpSettings; cronJobs: CronJobRecord[] }) {
+/** The settings as a sentence names them: the service's messages name the API's fields. */
+const IN_WORDS: Record<string, string> = {
+  upload_max_filesize_mb: "the upload size",
+  post_max_size_mb: "the POST size",
+  memory_limit_mb: "the memory limit",
+  max_execution_time_s: "the execution time",
+  max_input_vars: "the number of input variables",
+};
+const inWords = (message: string) => message.replace(/\b[a-z_]+_(mb|s|vars)\b/g, (name) => IN_WORDS[name] ?? name);
+
+/** The account's PHP settings, in every pool of its sites (within its plan's maxima). */
+export function Applications({ accountId, php }: { accountId: number; php: PhpSettings }) {
   const { pending, state, fieldError, run } = useAdminAction();
   const [values, setValues] = useState(php);
 
   return (
     <section className="card" style={{ marginTop: "1.5rem" }} aria-labelledby="applications-heading">
-      <h2 id="applications-heading">PHP settings and cron jobs</h2>
+      <h2 id="applications-heading">PHP settings</h2>
       {state?.error && !state.fieldErrors && (
         <p className="alert" role="alert">
           {state.error}
@@ -42,59 +51,26 @@ export function Applications({ accountId, php, cronJobs }: { accountId: number; 
               type="number"
               value={values[name]}
               aria-invalid={fieldError(name) ? true : undefined}
+              aria-describedby={fieldError(name) ? `php-${name}-error` : undefined}
               onChange={(event) => setValues({ ...values, [name]: Number(event.target.value) })}
             />
-            {fieldError(name) && <div className="error">{fieldError(name)}</div>}
+            {fieldError(name) && (
+              <div className="error" id={`php-${name}-error`}>
+                {label} {inWords(fieldError(name)!)}
+              </div>
+            )}
           </div>
         ))}
         <div className="field">
-          <label>
-            <input type="checkbox" checked={values.display_errors} onChange={(event) => setValues({ ...values, display_errors: event.target.checked })} />{" "}
-            Show PHP errors in pages (display_errors; they are always in the account's logs/php-error.log)
+          <label className="check">
+            <input type="checkbox" checked={values.display_errors} onChange={(event) => setValues({ ...values, display_errors: event.target.checked })} /> Show
+            PHP errors in the pages (they are always written to the account&apos;s logs/php-error.log)
           </label>
         </div>
         <button type="submit" disabled={pending}>
           Save PHP settings
         </button>
       </form>
-      <h3>Cron jobs</h3>
-      <div className="table-scroll">
-        <table className="data">
-          <thead>
-            <tr>
-              <th>Schedule</th>
-              <th>Command</th>
-              <th>Enabled</th>
-              <th aria-label="Actions" />
-            </tr>
-          </thead>
-          <tbody>
-            {cronJobs.length === 0 && (
-              <tr>
-                <td colSpan={4} className="muted">
-                  No cron jobs (the customer adds them through /api/client/cron-jobs).
-                </td>
-              </tr>
-            )}
-            {cronJobs.map((job) => (
-              <tr key={job.id}>
-                <td>
-                  <code>{job.schedule}</code>
-                </td>
-                <td>
-                  <code>{job.command}</code>
-                </td>
-                <td>{job.is_enabled ? "Yes" : "No"}</td>
-                <td>
-                  <button type="button" disabled={pending} aria-label={`Remove the cron job ${job.command}`} onClick={() => run(() => deleteCronJobAction(accountId, job.id))}>
-                    Remove
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
     </section>
   );
 }

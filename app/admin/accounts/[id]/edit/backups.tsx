@@ -3,7 +3,8 @@
 import { useState } from "react";
 import { describedBy, FieldFrame, TextField, UsernameConfirmationField, useAdminAction } from "@/components/form";
 import { backupNowAction, restoreFromRunAction } from "@/app/admin/backups/actions";
-import { shortTime } from "@/app/admin/backups/format";
+import { Failure } from "@/components/status";
+import { Time, useFormatTime } from "@/components/time";
 import { RestorePointsTable } from "@/app/admin/backups/restore-points-table";
 import type { AccountBackupStatus } from "@/lib/backups/schemas";
 import type { BackupRun } from "@/lib/backups/service";
@@ -29,15 +30,19 @@ export function Backups({
     <section className="card" style={{ marginTop: "1.5rem" }} aria-labelledby="account-backups-heading">
       <h2 id="account-backups-heading">Backups</h2>
       <p data-testid="backup-status">
-        Last success: {status?.last_success_at ? shortTime(status.last_success_at) : "never"}
+        Last success: <Time at={status?.last_success_at} empty="never" />
         {status?.last_failure_at && (
           <>
             {" "}
-            · Last failure: {shortTime(status.last_failure_at)}
-            {status.last_error && <span className="error"> — {status.last_error}</span>}
+            · Last failure: <Time at={status.last_failure_at} />
           </>
         )}
       </p>
+      {status?.last_error && (
+        <p>
+          <Failure label="Last backup failed" reason={status.last_error} />
+        </p>
+      )}
       <p>
         <button
           type="button"
@@ -107,6 +112,7 @@ function RestoreForm({
   onCancel: () => void;
 }) {
   const { pending, state, fieldError, run } = useAdminAction();
+  const formatTime = useFormatTime();
   const [choice, setChoice] = useState<RestoreChoice>("everything");
   const [database, setDatabase] = useState(restorePoint.databases[0] ?? "");
   const [into, setInto] = useState("");
@@ -135,7 +141,7 @@ function RestoreForm({
   ) : (
     <>
       <strong>{replaced}</strong> of {account.username} will be replaced by the backup&apos;s copy: what is there now is overwritten and
-      changes made since {shortTime(restorePoint.time)} are lost.
+      changes made since {formatTime(restorePoint.time)} are lost.
     </>
   );
 
@@ -153,7 +159,7 @@ function RestoreForm({
         run(() => restoreFromRunAction(account.id, input, confirmation), (restored) => onDone(restored ?? "Restored."));
       }}
     >
-      <h3>Restore from the backup of {shortTime(restorePoint.time)}</h3>
+      <h3>Restore from the backup of {formatTime(restorePoint.time)}</h3>
       {state?.error && !errorAtField && (
         <p className="alert" role="alert">
           {state.error}

@@ -1,8 +1,7 @@
 import { autoSslConfigured } from "@/lib/autossl/job";
 import type { DomainRecord } from "@/lib/domains/service";
 import { renewCertificateAction } from "../../actions";
-
-const STATUS_LABEL = { off: "None", pending: "Pending", active: "Active", failed: "Failed" } as const;
+import { CertificateState } from "../domains/domain-facts";
 
 /** The account's domains with their certificates (AutoSSL), and "Renew now" per domain. */
 export function Certificates({ accountId, autoSsl, domains }: { accountId: number; autoSsl: boolean; domains: DomainRecord[] }) {
@@ -12,7 +11,7 @@ export function Certificates({ accountId, autoSsl, domains }: { accountId: numbe
       <h2 id="certificates-heading">Certificates</h2>
       <p className="muted">
         {!autoSslConfigured()
-          ? "AutoSSL is not configured on this server (ACME_DIRECTORY_URL, see README “HTTPS”)."
+          ? "This server issues no certificates: to turn AutoSSL on, set ACME_DIRECTORY_URL (e.g. https://acme-v02.api.letsencrypt.org/directory) and ACME_EMAIL in the panel's configuration and restart it."
           : autoSsl
             ? "AutoSSL is on: certificates are issued and renewed automatically; a failure is retried with back-off."
             : "AutoSSL is off for this account: no certificates are issued or renewed; installed ones stay until they expire."}
@@ -24,7 +23,6 @@ export function Certificates({ accountId, autoSsl, domains }: { accountId: numbe
               <th>Domain</th>
               <th>Type</th>
               <th>Certificate</th>
-              <th>Expires</th>
               <th aria-label="Actions" />
             </tr>
           </thead>
@@ -34,12 +32,8 @@ export function Certificates({ accountId, autoSsl, domains }: { accountId: numbe
                 <td>{domain.domain}</td>
                 <td>{domain.domain_type}</td>
                 <td>
-                  <span className={`badge${domain.ssl.status === "active" ? " on" : domain.ssl.status === "failed" ? " off" : ""}`}>
-                    {STATUS_LABEL[domain.ssl.status]}
-                  </span>
-                  {domain.ssl.error && <div className="muted">{domain.ssl.error}</div>}
+                  <CertificateState ssl={domain.ssl} />
                 </td>
-                <td>{domain.ssl.expires_at ? domain.ssl.expires_at.slice(0, 10) : "—"}</td>
                 <td>
                   {canRenew && (
                     <form action={renewCertificateAction.bind(null, accountId, domain.id)}>

@@ -1,7 +1,8 @@
 "use client";
 
 import { useState } from "react";
-import { useAdminAction } from "@/components/form";
+import { describedBy, useAdminAction } from "@/components/form";
+import { Time } from "@/components/time";
 import type { SshKeyRecord } from "@/lib/ssh/schemas";
 import { addSshKeyAction, deleteSshKeyAction } from "../../actions";
 
@@ -32,7 +33,7 @@ export function SshKeys({
             </code>
           </>
         ) : (
-          "SFTP and SSH are not enabled on this server (SSH_SERVER, see README “Files and SSH”): keys are kept and written once they are."
+          "This server does not run the customers' SFTP and SSH logins yet: keys are kept, and take effect once SSH_SERVER=openssh is set in the panel's configuration."
         )}
       </p>
       {state?.error && !fieldError("public_key") && !fieldError("name") && (
@@ -66,7 +67,9 @@ export function SshKeys({
                 <td>
                   <code>{key.fingerprint}</code>
                 </td>
-                <td>{key.created_at.slice(0, 10)}</td>
+                <td>
+                  <Time at={key.created_at} />
+                </td>
                 <td>
                   <button
                     type="button"
@@ -102,21 +105,33 @@ export function SshKeys({
             maxLength={100}
             value={name}
             aria-invalid={fieldError("name") ? true : undefined}
+            aria-describedby={describedBy("ssh-key-name", null, fieldError("name"))}
             onChange={(event) => setName(event.target.value)}
           />
-          {fieldError("name") && <div className="error">{fieldError("name")}</div>}
+          {fieldError("name") && (
+            <div className="error" id="ssh-key-name-error">
+              Key name {fieldError("name")}
+            </div>
+          )}
         </div>
         <div className="field">
           <label htmlFor="ssh-public-key">Public key (one line of an OpenSSH .pub file)</label>
           <textarea
             id="ssh-public-key"
+            className="key"
             rows={3}
             value={publicKey}
+            spellCheck={false}
             placeholder="ssh-ed25519 AAAA… you@laptop"
             aria-invalid={fieldError("public_key") ? true : undefined}
+            aria-describedby={describedBy("ssh-public-key", null, fieldError("public_key"))}
             onChange={(event) => setPublicKey(event.target.value)}
           />
-          {fieldError("public_key") && <div className="error">{fieldError("public_key")}</div>}
+          {fieldError("public_key") && (
+            <div className="error" id="ssh-public-key-error">
+              {fieldError("public_key")}
+            </div>
+          )}
         </div>
         <button type="submit" disabled={pending}>
           Add key

@@ -1,0 +1,52 @@
+"use client";
+
+import type { FormState } from "@/lib/admin-session/form-state";
+import { useAdminAction } from "./form";
+
+/**
+ * A row's button that runs a server action (Delete, Detach…), once the admin has confirmed
+ * `confirm` when given. A refusal is shown under the button, in the row it concerns: a field's
+ * refusal ("is the account's main domain") as a sentence about the row's `subject`.
+ */
+export function ActionButton<Saved>({
+  label,
+  ariaLabel,
+  subject,
+  confirm,
+  action,
+  danger = false,
+  done,
+}: {
+  label: string;
+  ariaLabel: string;
+  subject: string;
+  confirm?: string;
+  action: () => Promise<FormState | { saved: Saved }>;
+  danger?: boolean;
+  /** Called with what the action sent back once it went through. */
+  done?: (saved: Saved | undefined) => void;
+}) {
+  const { pending, state, run } = useAdminAction();
+  const fieldMessage = Object.values(state?.fieldErrors ?? {}).flat()[0];
+  const refusal = fieldMessage ? (/^[a-z]/.test(fieldMessage) ? `${subject} ${fieldMessage}` : fieldMessage) : state?.error;
+  return (
+    <span className="row-action">
+      <button
+        type="button"
+        className={danger ? "danger" : undefined}
+        disabled={pending}
+        aria-label={ariaLabel}
+        onClick={() => {
+          if (!confirm || window.confirm(confirm)) run(action, done);
+        }}
+      >
+        {label}
+      </button>
+      {refusal && (
+        <span className="error" role="alert">
+          {refusal}
+        </span>
+      )}
+    </span>
+  );
+}
