@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useState } from "react";
 import { AdminForm, emptyAs, InputField, SelectField, useAdminForm } from "@/components/form";
 import { CopyButton } from "@/components/copy-button";
+import { Time } from "@/components/time";
 import { createNodeSchema, type NodeFormInput, nodeFormSchema } from "@/lib/nodes/schemas";
 import { createNodeAction, type NewNode, updateNodeAction } from "./actions";
 
@@ -38,7 +39,7 @@ function JoinCommand({ node, panelUrl, natsUrl }: { node: NewNode; panelUrl: str
     <section className="card" aria-label="Enrol the node">
       <h2>Node “{node.name}” added</h2>
       <p className="notice">
-        Run this on the new machine, as root, in the panel&apos;s directory, before {node.expiresAt.replace("T", " ").slice(0, 16)} UTC. The
+        Run this on the new machine, as root, in the panel&apos;s directory, before <Time at={node.expiresAt} />. The
         token works once and is shown only now; if it expires, remove the node and add it again.
       </p>
       <div className="secret">
