@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -11,33 +10,11 @@ import { adminRecoveryCodes, adminUsers, auditLog } from "@/db/schema";
 import { verifyPassword } from "@/lib/admins/password";
 import { beginTwoFactorSetup, confirmTwoFactorSetup } from "@/lib/admins/two-factor";
 import { createPreparedTestDatabase, createTestDatabase, type TestDatabase, testBackends } from "../support/database";
+import { type CliResult, runPanel } from "../support/cli";
 import { apiClient } from "../support/http";
 import { startServer } from "../support/server";
 
 // The `panel` command line as an operator runs it: a subprocess, on PGlite and PostgreSQL.
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * The CLI with `env` over this process's environment (a name given as undefined is left out) and
- * no configuration file unless `env` names one or leaves PANEL_ENV_FILE out.
- */
-function panel(env: Record<string, string | undefined>, ...args: string[]): Promise<CliResult> {
-  // As `npm run panel` runs it.
-  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", ...args], {
-    env: { ...process.env, PANEL_ENV_FILE: "/dev/null", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => (stdout += chunk));
-  child.stderr.on("data", (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr })));
-}
 
 /** --json prints exactly one JSON object on one line. */
 function onlyJsonObject(result: CliResult) {
@@ -80,7 +57,7 @@ test("with no database configured the command line says so, exits 2 and creates 
   try {
     const missing = path.join(root, "data");
     for (const args of [["php", "list"], ["admin", "create", "--email", "a@example.com", "--password", "long enough pw"]]) {
-      const result = await panel({ ...unconfigured, DATA_DIR: missing, PANEL_ENV_FILE: "/dev/null" }, ...args, "--json");
+      const result = await runPanel({ ...unconfigured, DATA_DIR: missing, PANEL_ENV_FILE: "/dev/null" }, ...args, "--json");
       assert.equal(result.code, 2, result.stderr);
       assert.equal(result.stdout, "");
       assert.equal(result.stderr.match(NO_DATABASE)?.[1], missing, result.stderr);
@@ -88,7 +65,7 @@ test("with no database configured the command line says so, exits 2 and creates 
     assert.deepEqual(fs.readdirSync(root), [], "no data dir created");
 
     const empty = fs.mkdtempSync(path.join(root, "empty-"));
-    const result = await panel({ ...unconfigured, DATA_DIR: empty, PANEL_ENV_FILE: "/dev/null" }, "account", "list");
+    const result = await runPanel({ ...unconfigured, DATA_DIR: empty, PANEL_ENV_FILE: "/dev/null" }, "account", "list");
     assert.equal(result.code, 2);
     assert.match(result.stderr, NO_DATABASE);
     assert.deepEqual(fs.readdirSync(empty), [], "nothing created in an existing empty data dir");
@@ -109,12 +86,12 @@ test("a bad configuration file stops the command line with its name and line", a
       ["AUTH_SECRET=abc#def\n", "line 1: quote the value of AUTH_SECRET"],
     ]) {
       fs.writeFileSync(file, content, { mode: 0o600 });
-      const result = await panel({ ...unconfigured, PANEL_ENV_FILE: file }, "php", "list");
+      const result = await runPanel({ ...unconfigured, PANEL_ENV_FILE: file }, "php", "list");
       assert.equal(result.code, 2, content);
       assert.equal(result.stdout, "");
       assert.ok(result.stderr.startsWith(`Invalid configuration file ${file}, ${message}`), result.stderr);
     }
-    const absent = await panel({ ...unconfigured, PANEL_ENV_FILE: path.join(root, "nope.env") }, "php", "list");
+    const absent = await runPanel({ ...unconfigured, PANEL_ENV_FILE: path.join(root, "nope.env") }, "php", "list");
     assert.equal(absent.code, 2);
     assert.match(absent.stderr, /Cannot read the configuration file .*nope\.env \(PANEL_ENV_FILE\): ENOENT/);
   } finally {
@@ -141,7 +118,7 @@ for (const backend of testBackends()) {
       const file = path.join(root, "server.env");
       fs.writeFileSync(file, `# written by the test\n${place}ZONES_DIR=${path.join(root, "zones")}\n`, { mode: 0o600 });
 
-      const beforeStart = await panel({ ...unconfigured, PANEL_ENV_FILE: file }, "admin", "list");
+      const beforeStart = await runPanel({ ...unconfigured, PANEL_ENV_FILE: file }, "admin", "list");
       assert.equal(beforeStart.code, 2, "no database before the first start");
       assert.match(beforeStart.stderr, NO_DATABASE);
 
@@ -151,9 +128,9 @@ for (const backend of testBackends()) {
       } finally {
         await server.stop();
       }
-      const created = onlyJsonObject(await panel({ ...unconfigured, PANEL_ENV_FILE: file }, "admin", "create", "--email", "first@example.com", "--password", "long enough pw", "--json"));
+      const created = onlyJsonObject(await runPanel({ ...unconfigured, PANEL_ENV_FILE: file }, "admin", "create", "--email", "first@example.com", "--password", "long enough pw", "--json"));
       assert.equal(created.email, "first@example.com");
-      const listed = onlyJsonObject(await panel({ ...unconfigured, PANEL_ENV_FILE: file }, "admin", "list", "--json"));
+      const listed = onlyJsonObject(await runPanel({ ...unconfigured, PANEL_ENV_FILE: file }, "admin", "list", "--json"));
       assert.deepEqual(listed.admins.map((admin: { email: string }) => admin.email), ["first@example.com"]);
     });
 
@@ -161,7 +138,7 @@ for (const backend of testBackends()) {
       test("a PostgreSQL database without the panel's tables (or none at all) is refused, and left without tables", async () => {
         const empty = await createTestDatabase("postgres");
         try {
-          const result = await panel({ ...unconfigured, DATABASE_URL: empty.env.DATABASE_URL }, "php", "add", "--version", "8.3");
+          const result = await runPanel({ ...unconfigured, DATABASE_URL: empty.env.DATABASE_URL }, "php", "add", "--version", "8.3");
           assert.equal(result.code, 2, result.stderr);
           assert.match(result.stderr, NO_DATABASE);
           const connection = postgres(empty.env.DATABASE_URL, { max: 1, onnotice: () => {} });
@@ -176,7 +153,7 @@ for (const backend of testBackends()) {
         }
         const url = new URL(database!.env.DATABASE_URL);
         url.pathname = "/panel_test_no_such_database";
-        const missing = await panel({ ...unconfigured, DATABASE_URL: url.toString() }, "php", "list");
+        const missing = await runPanel({ ...unconfigured, DATABASE_URL: url.toString() }, "php", "list");
         assert.equal(missing.code, 2, missing.stderr);
         assert.equal(missing.stderr.match(NO_DATABASE)?.[1], url.toString());
       });
@@ -187,7 +164,7 @@ for (const backend of testBackends()) {
 for (const backend of testBackends()) {
   describe(`command line (${backend})`, () => {
     let database: TestDatabase;
-    const run = (...args: string[]) => panel(database.env, ...args);
+    const run = (...args: string[]) => runPanel(database.env, ...args);
 
     before(async () => {
       database = await createPreparedTestDatabase(backend);
@@ -270,14 +247,14 @@ for (const backend of testBackends()) {
 
     test("panel.env in the working directory names the server's database; the environment wins over it", async () => {
       await withProjectEnvFile(envFileFor(database), async () => {
-        const listed = onlyJsonObject(await panel(unconfigured, "account", "list", "--json"));
+        const listed = onlyJsonObject(await runPanel(unconfigured, "account", "list", "--json"));
         assert.deepEqual(listed.accounts.map((account: { username: string }) => account.username), ["plain", "shop"]);
       });
       const elsewhere = path.join(os.tmpdir(), `panel-cli-nowhere-${process.pid}`);
       await withProjectEnvFile(`DATABASE_URL=postgres://127.0.0.1:1/nowhere\nDATA_DIR=${elsewhere}\n`, async () => {
         // Set, even to an empty string (PGlite: no DATABASE_URL), beats the file.
         const fromEnvironment = { ...unconfigured, DATABASE_URL: database.env.DATABASE_URL ?? "", DATA_DIR: database.env.DATA_DIR };
-        const listed = onlyJsonObject(await panel(fromEnvironment, "account", "list", "--json"));
+        const listed = onlyJsonObject(await runPanel(fromEnvironment, "account", "list", "--json"));
         assert.deepEqual(listed.accounts.map((account: { username: string }) => account.username), ["plain", "shop"]);
         assert.equal(fs.existsSync(elsewhere), false);
       });
