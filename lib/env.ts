@@ -86,6 +86,7 @@ const envSchema = z.object({
   BACKUP_KEEP_DAILY: positiveInt(7),
   BACKUP_KEEP_WEEKLY: positiveInt(4),
   BACKUP_KEEP_MONTHLY: positiveInt(6),
+  BACKUP_KEEP_LAST: z.coerce.number().int().min(0).default(0),
   RESTIC_BINARY: z.string().trim().min(1).default("restic"),
   // Customer file access (README "Files and SSH"): OpenSSH configured by the panel.
   SSH_SERVER: z.enum(["openssh"]).optional(),
@@ -196,7 +197,7 @@ function loadEnv(source: NodeJS.ProcessEnv) {
       repository: raw.BACKUP_REPOSITORY ?? path.join(dataDir, "backups"),
       passwordFile: path.resolve(/* turbopackIgnore: true */ raw.BACKUP_PASSWORD_FILE ?? path.join(dataDir, "backup-password")),
       schedule: raw.BACKUP_SCHEDULE === "off" ? null : raw.BACKUP_SCHEDULE,
-      keep: { daily: raw.BACKUP_KEEP_DAILY, weekly: raw.BACKUP_KEEP_WEEKLY, monthly: raw.BACKUP_KEEP_MONTHLY },
+      keep: { last: raw.BACKUP_KEEP_LAST, daily: raw.BACKUP_KEEP_DAILY, weekly: raw.BACKUP_KEEP_WEEKLY, monthly: raw.BACKUP_KEEP_MONTHLY },
       restic: raw.RESTIC_BINARY,
     },
     // What clients are told to connect to (GET /api/client/account `ssh`).

@@ -216,15 +216,15 @@ export async function backupAccount(db: Database, accountId: number): Promise<Ba
 }
 
 /**
- * The runs retention keeps (BACKUP_KEEP_DAILY/WEEKLY/MONTHLY): newest first, the newest run of
- * each of the last `daily` days that have one, of the last `weekly` ISO weeks, of the last
- * `monthly` months — restic's --keep-daily/-weekly/-monthly rule, applied to whole runs (restic's
+ * The runs retention keeps (BACKUP_KEEP_LAST/DAILY/WEEKLY/MONTHLY): the `last` newest runs, and
+ * the newest run of each of the last `daily` days that have one, of the last `weekly` ISO weeks,
+ * of the last `monthly` months — restic's --keep-last/-daily/-weekly/-monthly rule, applied to whole runs (restic's
  * own cannot be: grouped by tags, each run's unique tag puts every snapshot in a group of its own,
  * and it kept them all). Times in UTC.
  */
-export function runsToKeep(runs: { id: string; time: string }[], keep: { daily: number; weekly: number; monthly: number }): Set<string> {
-  const kept = new Set<string>();
+export function runsToKeep(runs: { id: string; time: string }[], keep: { last: number; daily: number; weekly: number; monthly: number }): Set<string> {
   const newestFirst = [...runs].sort((a, b) => b.time.localeCompare(a.time));
+  const kept = new Set(newestFirst.slice(0, keep.last).map((run) => run.id));
   const isoWeek = (date: Date) => {
     const thursday = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 3 - ((date.getUTCDay() + 6) % 7)));
     const firstThursday = new Date(Date.UTC(thursday.getUTCFullYear(), 0, 4));

@@ -79,7 +79,7 @@ for (const backend of testBackends()) {
     before(async () => {
       createdUsers.push(alice.username, bob.username, carol.username);
       // A repository per backend: each backend's fresh database numbers its accounts from 1 again.
-      env = await createEnvironment(backend, seed, { ...panelEnv, BACKUP_REPOSITORY: path.join(root, `repository-${backend}`), BACKUP_PASSWORD_FILE: passwordFile });
+      env = await createEnvironment(backend, seed, { ...panelEnv, BACKUP_REPOSITORY: path.join(root, `repository-${backend}`), BACKUP_PASSWORD_FILE: passwordFile, BACKUP_KEEP_LAST: "1000" });
       connection = await mysql.createConnection({ uri: MYSQL_URL });
       for (const account of [alice, bob]) {
         const created = await admin().post("/api/admin/accounts", { username: account.username, domain: `${account.username}.example` });

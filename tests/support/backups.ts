@@ -18,6 +18,8 @@ export function backupPanelEnv(root: string, name: string, mysqlUrl?: string): R
     LOGROTATE_CONFIG_FILE: path.join(root, "logrotate.conf"),
     BACKUP_REPOSITORY: path.join(root, `repository-${name}`),
     BACKUP_PASSWORD_FILE: path.join(root, `backup-password-${name}`),
+    // Every run a test makes stays a restore point: retention (its own test) keeps one a day.
+    BACKUP_KEEP_LAST: "1000",
     ...(mysqlUrl ? { MYSQL_PROVISION_URL: mysqlUrl } : {}),
   };
 }
