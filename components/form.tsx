@@ -177,6 +177,52 @@ export function UsernameConfirmationField({ id, value, onChange, error }: { id: 
   return <TextField id={id} label="Type the username to confirm" autoComplete="off" value={value} onChange={onChange} error={error} />;
 }
 
+/**
+ * A step that cannot be undone, in a form of its own: what it does (`children`), the record's
+ * `name` typed to confirm (`what` names it: "username", "node's name"), then `verb` and Cancel.
+ */
+export function ConfirmByNameForm({
+  id,
+  name,
+  what,
+  verb,
+  pending,
+  error,
+  onConfirm,
+  onCancel,
+  children,
+}: {
+  id: string;
+  name: string;
+  what: string;
+  verb: string;
+  pending: boolean;
+  error?: string;
+  onConfirm: (confirmation: string) => void;
+  onCancel: () => void;
+  children: React.ReactNode;
+}) {
+  const [confirmation, setConfirmation] = useState("");
+  return (
+    <form
+      className="notice"
+      onSubmit={(event) => {
+        event.preventDefault();
+        onConfirm(confirmation);
+      }}
+    >
+      {children}
+      <TextField id={id} label={`Type the ${what} to confirm`} autoComplete="off" value={confirmation} onChange={setConfirmation} error={error} />
+      <button type="submit" className="danger" disabled={pending || confirmation.trim() !== name}>
+        {verb} {name}
+      </button>{" "}
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+    </form>
+  );
+}
+
 export function describedBy(id: string, hint: unknown, error: unknown) {
   return [hint ? `${id}-hint` : "", error ? `${id}-error` : ""].filter(Boolean).join(" ") || undefined;
 }

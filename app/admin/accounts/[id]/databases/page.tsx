@@ -1,25 +1,16 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { recordOr404 } from "@/app/admin/record-or-404";
-import { getAccount } from "@/lib/accounts/service";
-import { requireAdminSession } from "@/lib/admin-session/session";
 import { accountDatabases } from "@/lib/accounts/overview";
 import { listQueryFromUrl, pageOfList } from "@/lib/list-query";
 import { AccountHeader } from "../account-header";
+import { accountOfPage, type AccountPageProps } from "../account-page";
 import { accountPaths } from "../paths";
 import { DatabasesTable } from "./databases-table";
 
 export const metadata: Metadata = { title: "Databases" };
 
-export default async function AccountDatabasesPage({
-  params,
-  searchParams,
-}: {
-  params: Promise<{ id: string }>;
-  searchParams: Promise<Record<string, string | string[] | undefined>>;
-}) {
-  const { db } = await requireAdminSession();
-  const account = await recordOr404((await params).id, (id) => getAccount(db, id));
+export default async function AccountDatabasesPage({ params, searchParams }: AccountPageProps) {
+  const { db, account } = await accountOfPage(params);
   const query = listQueryFromUrl(await searchParams);
   const databases = await accountDatabases(db, account.id);
   const { rows, total } = pageOfList(databases, query, (database) => database.database_name);

@@ -1,12 +1,10 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { recordOr404 } from "@/app/admin/record-or-404";
-import { getAccount } from "@/lib/accounts/service";
-import { requireAdminSession } from "@/lib/admin-session/session";
 import { listDnsRecords } from "@/lib/dns/service";
 import { listDomains } from "@/lib/domains/service";
 import { listQueryFromUrl, pageOfList } from "@/lib/list-query";
 import { AccountHeader } from "../account-header";
+import { accountOfPage, type AccountPageProps } from "../account-page";
 import { accountPaths } from "../paths";
 import { DnsTable } from "./dns-table";
 import { zoneOf } from "./zone-of";
@@ -14,15 +12,8 @@ import { ZonePicker } from "./zone-picker";
 
 export const metadata: Metadata = { title: "DNS records" };
 
-export default async function AccountDnsPage({
-  params,
-  searchParams,
-}: {
-  params: Promise<{ id: string }>;
-  searchParams: Promise<Record<string, string | string[] | undefined>>;
-}) {
-  const { db } = await requireAdminSession();
-  const account = await recordOr404((await params).id, (id) => getAccount(db, id));
+export default async function AccountDnsPage({ params, searchParams }: AccountPageProps) {
+  const { db, account } = await accountOfPage(params);
   const search = await searchParams;
   const query = listQueryFromUrl(search);
   const zones = (await listDomains(db, account.id)).map((domain) => ({ id: domain.id, domain: domain.domain }));

@@ -2,7 +2,7 @@
 
 import { useRouter } from "next/navigation";
 import { useState } from "react";
-import { UsernameConfirmationField, useAdminAction } from "@/components/form";
+import { ConfirmByNameForm, useAdminAction } from "@/components/form";
 import { suspendAccountAction, terminateAccountAction, unsuspendAccountAction } from "../../actions";
 
 /**
@@ -15,7 +15,6 @@ export function AccountLifecycle({ account }: { account: { id: number; username:
   const { pending, state, fieldError, run } = useAdminAction();
   const [reason, setReason] = useState("");
   const [confirming, setConfirming] = useState(false);
-  const [confirmation, setConfirmation] = useState("");
   const [waiting, setWaiting] = useState<string | null>(null);
 
   return (
@@ -55,10 +54,14 @@ export function AccountLifecycle({ account }: { account: { id: number; username:
         </div>
       )}
       {confirming ? (
-        <form
-          className="notice"
-          onSubmit={(event) => {
-            event.preventDefault();
+        <ConfirmByNameForm
+          id="terminate-confirmation"
+          name={account.username}
+          what="username"
+          verb="Terminate"
+          pending={pending}
+          error={fieldError("confirmation")}
+          onConfirm={(confirmation) =>
             run(
               () => terminateAccountAction(account.id, confirmation),
               (outcome) => {
@@ -66,22 +69,16 @@ export function AccountLifecycle({ account }: { account: { id: number; username:
                 setConfirming(false);
                 setWaiting(outcome.message);
               },
-            );
-          }}
+            )
+          }
+          onCancel={() => setConfirming(false)}
         >
           <p>
             Terminating removes everything of <strong>{account.username}</strong> from its node {account.node} and from the panel:
             its sites, certificates, zone files, databases and their users, cron jobs, its Linux user and home directory with its
             files and logs, and its domains, DNS records and API keys. It cannot be undone (its backups stay).
           </p>
-          <UsernameConfirmationField id="terminate-confirmation" value={confirmation} onChange={setConfirmation} error={fieldError("confirmation")} />
-          <button type="submit" className="danger" disabled={pending || confirmation.trim() !== account.username}>
-            Terminate {account.username}
-          </button>{" "}
-          <button type="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </form>
+        </ConfirmByNameForm>
       ) : (
         <p>
           <button type="button" className="danger" onClick={() => setConfirming(true)}>

@@ -1,16 +1,13 @@
 import type { Metadata } from "next";
-import { recordOr404 } from "@/app/admin/record-or-404";
-import { getAccount } from "@/lib/accounts/service";
-import { requireAdminSession } from "@/lib/admin-session/session";
 import { AccountHeader } from "../../account-header";
+import { accountOfPage, type AccountPageProps } from "../../account-page";
 import { accountPaths } from "../../paths";
 import { CronJobForm } from "../cron-job-form";
 
 export const metadata: Metadata = { title: "Add cron job" };
 
-export default async function CreateCronJobPage({ params }: { params: Promise<{ id: string }> }) {
-  const { db } = await requireAdminSession();
-  const account = await recordOr404((await params).id, (id) => getAccount(db, id));
+export default async function CreateCronJobPage({ params }: Pick<AccountPageProps, "params">) {
+  const { account } = await accountOfPage(params);
   return (
     <>
       <AccountHeader

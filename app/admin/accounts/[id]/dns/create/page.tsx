@@ -1,24 +1,15 @@
 import type { Metadata } from "next";
-import { recordOr404 } from "@/app/admin/record-or-404";
-import { getAccount } from "@/lib/accounts/service";
-import { requireAdminSession } from "@/lib/admin-session/session";
 import { listDomains } from "@/lib/domains/service";
 import { AccountHeader } from "../../account-header";
+import { accountOfPage, type AccountPageProps } from "../../account-page";
 import { accountPaths } from "../../paths";
 import { CreateRecordForm } from "../record-forms";
 import { zoneOf } from "../zone-of";
 
 export const metadata: Metadata = { title: "Add DNS record" };
 
-export default async function CreateDnsRecordPage({
-  params,
-  searchParams,
-}: {
-  params: Promise<{ id: string }>;
-  searchParams: Promise<Record<string, string | string[] | undefined>>;
-}) {
-  const { db } = await requireAdminSession();
-  const account = await recordOr404((await params).id, (id) => getAccount(db, id));
+export default async function CreateDnsRecordPage({ params, searchParams }: AccountPageProps) {
+  const { db, account } = await accountOfPage(params);
   const zones = (await listDomains(db, account.id)).map((domain) => ({ id: domain.id, domain: domain.domain }));
   const zone = zoneOf(zones, (await searchParams).domain, account.domain);
   return (
