@@ -355,7 +355,7 @@ const commands: Record<string, Command> = {
     if (!username) throw new UsageError("give the account's username");
     // A terminated account's username: its restore points are still listed (and restorable).
     const id = await findAccountIdByUsername(db, username);
-    const { snapshots } = id ? await listAccountRuns(db, ADMIN, id) : await listUsernameRuns(username);
+    const { snapshots } = id ? await listAccountRuns(db, ADMIN, id) : await listUsernameRuns(db, username);
     const text = snapshots.length ? snapshots.map((run) => `${run.id}	${run.time}	${run.databases.join(",")}`).join("\n") : "No backups.";
     return { json: { snapshots }, text };
   },

@@ -53,7 +53,7 @@ export async function restoreFromRunAction(accountId: number, input: z.input<typ
 export async function usernameRunsAction(username: string) {
   return runAdminFormAction(
     "/admin/backups",
-    async () => listUsernameRuns(usernameParams.parse({ username }).username),
+    async (db) => listUsernameRuns(db, usernameParams.parse({ username }).username),
     (result) => result.snapshots,
   );
 }
