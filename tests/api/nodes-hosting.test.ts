@@ -136,9 +136,11 @@ for (const backend of testBackends()) {
           }),
         ) as { tags: string[] }[];
         assert.deepEqual(snapshots.map((snapshot) => snapshot.tags.find((tag) => tag.startsWith("part:"))).sort(), ["part:home", "part:records"]);
-        const status = (await admin().get("/api/admin/backups")).body.accounts.find((account: { account_id: number }) => account.account_id === id);
-        assert.ok(status.last_success_at, JSON.stringify(status));
-        assert.equal(status.snapshots, 1);
+        // Its success is recorded once the node has said what the run stored.
+        await waitFor("its success in the status", async () => {
+          const status = (await admin().get("/api/admin/backups")).body.accounts.find((account: { account_id: number }) => account.account_id === id);
+          return status.last_success_at && status.snapshots === 1;
+        });
       }
       assert.equal(fs.existsSync(path.join(env.database.env.DATA_DIR, "backups")), false, "nothing of the nodes' accounts in the panel's own repository");
 
@@ -162,7 +164,8 @@ for (const backend of testBackends()) {
       const since = Date.now() - 1000;
       n1().agent!.kill("SIGSTOP");
       try {
-        assert.equal((await admin().post(`/api/admin/accounts/${id}/backups`)).status, 202);
+        // Started once the run before has given the backup lease back.
+        await waitFor("the backup started", async () => (await admin().post(`/api/admin/accounts/${id}/backups`)).status === 202);
         const status = await waitFor("the failure recorded", async () => {
           const line = (await admin().get("/api/admin/backups")).body.accounts.find((account: { account_id: number }) => account.account_id === id);
           return line?.last_failure_at && Date.parse(line.last_failure_at) >= since ? line : null;
@@ -174,6 +177,34 @@ for (const backend of testBackends()) {
         n1().agent!.kill("SIGCONT");
       }
       await waitFor("n1 active again", async () => (await nodeRecord("n1")).state === "active");
+    });
+
+    test("an agent that stops in the middle of a backup: the panel gives up after 30 s without word of it, and lists no half run", async () => {
+      const { id, username } = accounts.n1;
+      const big = path.join(n1().host.root, "home", username, "public_html", "big.bin");
+      execFileSync("head", ["-c", String(300 * 1024 * 1024), "/dev/urandom"], { stdio: ["ignore", fs.openSync(big, "w"), "ignore"] });
+      const before = (await admin().get(`/api/admin/accounts/${id}/backups`)).body.snapshots;
+      const since = Date.now() - 1000;
+      await waitFor("the backup started", async () => (await admin().post(`/api/admin/accounts/${id}/backups`)).status === 202);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      n1().agent!.kill("SIGSTOP");
+      try {
+        const status = await waitFor(
+          "the failure recorded",
+          async () => {
+            const line = (await admin().get("/api/admin/backups")).body.accounts.find((account: { account_id: number }) => account.account_id === id);
+            return line?.last_failure_at && Date.parse(line.last_failure_at) >= since ? line : null;
+          },
+          60_000,
+        );
+        assert.match(status.last_error, /the node n1 stopped answering before it had finished/i);
+        assert.ok(Date.now() - since >= 30_000, "not before 30 s of silence");
+      } finally {
+        n1().agent!.kill("SIGCONT");
+        fs.rmSync(big);
+      }
+      await waitFor("n1 active again", async () => (await nodeRecord("n1")).state === "active");
+      assert.deepEqual((await admin().get(`/api/admin/accounts/${id}/backups`)).body.snapshots, before, "the half run is no restore point");
     });
 
     test("an agent stopped while its account is suspended: 202 pending, applied once within 30 s of SIGCONT", async () => {
