@@ -8,7 +8,7 @@ import { getAccount } from "@/lib/accounts/service";
 import { createDatabase, deleteDatabase, MAX_DATABASE_NAME, prefixedName } from "@/lib/databases/service";
 import { AppError, validationError } from "@/lib/errors";
 import { type Host, hostOfAccount } from "@/lib/nodes/hosts";
-import { type DumpRestore, RESTORE_DEADLINE_MS, restoreStopped } from "@/lib/provisioning/backup-runs";
+import { COMMAND_LINE_RESTORE_DEADLINE_MS, type DumpRestore, RESTORE_DEADLINE_MS, restoreStopped } from "@/lib/provisioning/backup-runs";
 import { pathComponents } from "@/lib/provisioning/home-files";
 import type { ResticSnapshot } from "@/lib/provisioning/restic";
 import { RUN_ID } from "./schemas";
@@ -38,10 +38,13 @@ const throwIfStopped = (signal?: AbortSignal) => {
   if (signal?.aborted) throw restoreStopped(signal);
 };
 
-/** A restore's step on the account's machine, stopped with the restore (its error then says so). */
+/**
+ * A restore's step on the account's machine, stopped with the restore (its error then says so):
+ * a request's (`signal`) within RESTORE_DEADLINE_MS, the command line's within a day.
+ */
 export async function restoreStep<Result>(signal: AbortSignal | undefined, step: (long: { deadlineMs: number; signal?: AbortSignal }) => Promise<Result>): Promise<Result> {
   try {
-    return await step({ deadlineMs: RESTORE_DEADLINE_MS, signal });
+    return await step({ deadlineMs: signal ? RESTORE_DEADLINE_MS : COMMAND_LINE_RESTORE_DEADLINE_MS, signal });
   } catch (error) {
     if (signal?.aborted) throw restoreStopped(signal);
     throw error;
