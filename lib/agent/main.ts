@@ -23,11 +23,11 @@ import {
   PROTOCOL_VERSION,
 } from "./protocol";
 
-// The node's agent (`panel node agent`, README "Nodes"): connects to NATS with the node's own
-// NKEY, says hello on every (re)connect (the panel then queues the reconcile of every account of
-// the node), sends a heartbeat every HEARTBEAT_S, and carries out its jobs one at a time, in
-// order: result published, then the job acknowledged (a crash between the two runs it again,
-// which an idempotent operation allows). It has no database: what it applies is in the job.
+// The node's agent (`panel node agent`, docs/nodes.md "How it works"): connects to NATS with the
+// node's own NKEY, says hello on every (re)connect (the panel then queues the reconcile of every
+// account of the node), sends a heartbeat every HEARTBEAT_S, and carries out its jobs one at a
+// time, in order: result published, then the job acknowledged (a crash between the two runs it
+// again, which an idempotent operation allows). It has no database: what it applies is in the job.
 
 /** While a job runs, JetStream is told every so often that it is still being worked on. */
 const WORKING_EVERY_MS = 20_000;

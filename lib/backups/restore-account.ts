@@ -23,14 +23,14 @@ import { databaseObjectRecord, loadDump, notBroughtBack, restoreHomePath, withRe
 import { RUN_ID } from "./schemas";
 import { accountTag, RECORDS_FORMAT, runTag, runsTagged, snapshotsWith, tagValue } from "./service";
 
-// A whole account back from a restore point after it was terminated (README "Backups"):
-// POST /api/admin/backups/restore-account, `panel backup restore USER SNAPSHOT` for a username
-// with no account. The run's records.json says what the account had; every part is made again
-// through the service that makes it for a customer (so the same checks, quotas and server steps
-// apply), then the files and the dumps are brought back as any restore brings them
-// (lib/backups/restores.ts: files written by the account's user, dumps loaded by a user of
-// that database only), holding the new account's restore lease. Any failure terminates what
-// was made so far: the account is back whole or not at all.
+// A whole account back from a restore point after it was terminated (docs/backups.md "A terminated
+// account back"): POST /api/admin/backups/restore-account, `panel backup restore USER SNAPSHOT` for
+// a username with no account. The run's records.json says what the account had; every part is made
+// again through the service that makes it for a customer (so the same checks, quotas and server
+// steps apply), then the files and the dumps are brought back as any restore brings them
+// (lib/backups/restores.ts: files written by the account's user, dumps loaded by a user of that
+// database only), holding the new account's restore lease. Any failure terminates what was made so
+// far: the account is back whole or not at all.
 
 const nullableString = z.string().nullable().optional();
 const id = z.number().int();

@@ -18,7 +18,7 @@ import { restic, resticStream, type ResticSnapshot } from "@/lib/provisioning/re
 import { RUN_ID } from "./schemas";
 import { listRuns, ownerTag, runTag, snapshotsWith, tagValue } from "./service";
 
-// Restores from a run (README "Backups"): a path of the home, a database, or public_html and
+// Restores from a run (docs/backups.md "Restore"): a path of the home, a database, or public_html and
 // every database. Each runs with no more rights than the customer has: files are written by
 // the account's Linux user from restic's own output (lib/provisioning/home-restore.ts), dumps
 // are loaded by a MariaDB user whose rights are the target database only

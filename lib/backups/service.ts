@@ -28,7 +28,8 @@ import { fileOwner, homeOf } from "@/lib/provisioning/home-layout";
 import { type DatabaseObject, mysqlProvisioner, startDatabaseDump } from "@/lib/provisioning/mysql";
 import { ensureRepository, isMissingRepository, restic, snapshotsTagged, type ResticSnapshot } from "@/lib/provisioning/restic";
 
-// Backups (README "Backups"): restic, one restore point ("run") per account per backup. restic
+// Backups (docs/backups.md "What a backup holds"): restic, one restore point ("run") per account
+// per backup. restic
 // 0.14 (Debian 12) cannot put a file tree and a program's output in one snapshot, so a run is
 // several snapshots sharing the tag `run:<id>`: `home` (home.tar: the home as the account's own
 // Linux user reads it, never root — lib/provisioning/home-backup.ts), one `db:<name>`
