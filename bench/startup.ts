@@ -53,7 +53,7 @@ async function main() {
   const scratch = scratchFileSystem();
   const root = scratch.dir;
   const nginxConf = path.join(root, "nginx.conf");
-  // The server_names hash sized as README ("nginx with thousands of sites") tells the admin to.
+  // The server_names hash sized as docs/web-hosting.md "nginx.conf" tells the admin to.
   fs.writeFileSync(
     nginxConf,
     [

@@ -7,15 +7,16 @@ import { freePort } from "../tests/support/server";
 import { type Measurement, measure as measureRoute, printTable, ratioToBracket } from "./support";
 
 // (j) Static files through nginx, the price of `disable_symlinks if_not_owner from=<home>`
-// (README "Security": nginx follows no link to another owner's file). One test nginx of its own,
-// one worker, serves the same home three times, on three ports: the server block as the panel
-// renders it ("after"), the same block without that line ("before", the panel before it), and
-// "after" with nginx's caches of open files and log files, which keep the checks' results (what
-// README "Web hosting" suggests for busy servers). For each, a small page at the document root and
-// a stylesheet four folders down (each folder below the home is one more check), measured in the
-// order before, after, after with caches, before again; each is priced against the mean of the
-// two "before" runs, in requests per second and in the worker's CPU per request (the steadier of
-// the two on a shared machine). Information, no target: what serving a file now costs.
+// (docs/security.md "nginx never crosses accounts": nginx follows no link to another owner's file).
+// One test nginx of its own, one worker, serves the same home three times, on three ports: the
+// server block as the panel renders it ("after"), the same block without that line ("before", the
+// panel before it), and "after" with nginx's caches of open files and log files, which keep the
+// checks' results (what docs/web-hosting.md "On a real server" suggests for busy servers). For
+// each, a small page at the document root and a stylesheet four folders down (each folder below the
+// home is one more check), measured in the order before, after, after with caches, before again;
+// each is priced against the mean of the two "before" runs, in requests per second and in the
+// worker's CPU per request (the steadier of the two on a shared machine). Information, no target:
+// what serving a file now costs.
 
 const DISABLE_SYMLINKS = /^ {4}disable_symlinks .*\n/m;
 

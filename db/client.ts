@@ -120,7 +120,8 @@ export async function openConnection(target: DatabaseTarget): Promise<Connection
     const clusterDir = path.join(target.dataDir, "pglite");
     const client = await PreparingPGlite.open(clusterDir);
     // A new cluster's files are written 0666, whatever the umask (and a WAL segment keeps its mode
-    // when it is recycled): closed once it is open (README "Security").
+    // when it is recycled): closed once it is open (docs/security.md "The panel's data is the
+    // panel's").
     closeTree(clusterDir);
     const db = drizzlePglite(client, { schema }) as unknown as Database;
     return {

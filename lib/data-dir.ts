@@ -1,13 +1,13 @@
 import fs from "node:fs";
 import { ConfigError } from "@/lib/env";
 
-// DATA_DIR is the panel's alone (README "Security"): PGlite's cluster (its WAL holds the
-// generated AUTH_SECRET, the TOTP secrets and the admins' password hashes), zone files, server
-// blocks, visitor statistics, certificates, the backup password, the MariaDB option file. A
-// customer with a shell or PHP reads whatever their uid may read, so DATA_DIR is 0700 and
-// nothing in it lets its group or others in: every file the panel makes is closed by the
-// process's umask (closeNewFiles), and what an older version or an administrator left open is
-// closed at start (closeDataDir). What another program must read (the homes, the ACME
+// DATA_DIR is the panel's alone (docs/security.md "The panel's data is the panel's"): PGlite's
+// cluster (its WAL holds the generated AUTH_SECRET, the TOTP secrets and the admins' password
+// hashes), zone files, server blocks, visitor statistics, certificates, the backup password, the
+// MariaDB option file. A customer with a shell or PHP reads whatever their uid may read, so
+// DATA_DIR is 0700 and nothing in it lets its group or others in: every file the panel makes is
+// closed by the process's umask (closeNewFiles), and what an older version or an administrator left
+// open is closed at start (closeDataDir). What another program must read (the homes, the ACME
 // challenges, the PHP-FPM sockets, the sshd keys, the zone files of a name server) lies outside
 // DATA_DIR, with its own modes (lib/env.ts refuses it inside).
 

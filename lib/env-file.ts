@@ -4,8 +4,8 @@ import { ConfigError, settingNames } from "@/lib/env";
 
 // The panel's one configuration file, read by the server (server.ts) and the command line
 // (lib/cli/main.ts) alike, so that `npm run panel` finds the database `npm start` uses. A variable
-// already set in the environment, even to an empty string, wins over the file. See README.md
-// "Configuration".
+// already set in the environment, even to an empty string, wins over the file. See
+// docs/configuration.md "Configuration".
 
 /** In the working directory, which `npm start` and `npm run panel` set to the project's, as for `./data`. */
 export const DEFAULT_ENV_FILE = "panel.env";

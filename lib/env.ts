@@ -6,7 +6,7 @@ import { z } from "zod";
 import { parseCidrList } from "@/lib/net/address";
 
 // Every setting of the panel, read from the environment once. A bad value stops the start
-// with a message naming the variable (see README.md "Configuration").
+// with a message naming the variable (see docs/configuration.md "Configuration").
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const optionalString = z
@@ -73,9 +73,9 @@ const envSchema = z.object({
   PHP_FPM_BINARY: z.string().trim().min(1).default("/usr/sbin/php-fpm{version}"),
   PHP_FPM_RELOAD_COMMAND: optionalString,
   CERTS_DIR: optionalString,
-  // HTTP-01 tokens, read by nginx's workers: outside DATA_DIR (README "HTTPS").
+  // HTTP-01 tokens, read by nginx's workers: outside DATA_DIR (docs/web-hosting.md "HTTPS").
   ACME_CHALLENGE_DIR: z.string().trim().min(1).default("/var/lib/hosting-panel/acme-challenge"),
-  // Backups by restic (README "Backups").
+  // Backups by restic (docs/backups.md "Backups").
   BACKUP_REPOSITORY: optionalString,
   BACKUP_PASSWORD_FILE: optionalString,
   BACKUP_SCHEDULE: z
@@ -88,7 +88,7 @@ const envSchema = z.object({
   BACKUP_KEEP_MONTHLY: positiveInt(6),
   BACKUP_KEEP_LAST: z.coerce.number().int().min(0).default(0),
   RESTIC_BINARY: z.string().trim().min(1).default("restic"),
-  // Customer file access (README "Files and SSH"): OpenSSH configured by the panel.
+  // Customer file access (docs/files-and-ssh.md "Files and SSH"): OpenSSH configured by the panel.
   SSH_SERVER: z.enum(["openssh"]).optional(),
   SSHD_CONFIG_FILE: z.string().trim().min(1).default("/etc/ssh/sshd_config.d/panel.conf"),
   SSHD_TEST_COMMAND: z.string().trim().min(1).default("sshd -t"),
@@ -106,8 +106,8 @@ const envSchema = z.object({
   ACME_EMAIL: optionalString.refine((email) => email === null || /^[^\s@]+@[^\s@]+$/.test(email), "must be an email address"),
   ACME_CA_BUNDLE: optionalString.refine((file) => file === null || fs.existsSync(file), "must be a readable PEM file"),
   ACME_RENEW_BEFORE_DAYS: positiveInt(30),
-  // Many servers (README "Nodes"): NATS with JetStream carries each node's jobs. Unset: the panel
-  // is its own single node, `local`.
+  // Many servers (docs/nodes.md "Three machines, step by step"): NATS with JetStream carries each
+  // node's jobs. Unset: the panel is its own single node, `local`.
   NATS_URL: optionalString.refine((url) => url === null || /^(nats|tls):\/\/[^\s]+$/.test(url), "must be a nats:// or tls:// URL"),
   NATS_SEED_FILE: optionalString,
   NATS_AUTH_FILE: optionalString,
@@ -253,7 +253,8 @@ export function liesWithin(file: string, dir: string): boolean {
  * lie inside it — the homes (the accounts' processes, nginx's workers, sshd's chroot), the ACME
  * challenges and the PHP-FPM sockets (nginx's workers), the keys files (sshd reads them as the
  * account's user). Each only when it is used. (A name server running as its own user needs
- * ZONES_DIR outside too, but ZONE_RELOAD_COMMAND may as well be a root's copy elsewhere: README.)
+ * ZONES_DIR outside too, but ZONE_RELOAD_COMMAND may as well be a root's copy elsewhere:
+ * docs/configuration.md "Configuration".)
  */
 function assertOutsideDataDir(config: {
   dataDir: string;

@@ -20,10 +20,10 @@ export const apiKeys = pgTable(
     scope: apiKeyScope("scope").notNull(),
     resellerId: integer("reseller_id").references(() => resellers.id, { onDelete: "cascade" }),
     accountId: integer("account_id").references(() => hostingAccounts.id, { onDelete: "cascade" }),
-    // The admin an admin key belongs to (README "Keys belong to an admin"): the key works only
-    // while that admin is enabled, goes when the admin is removed, and SSO signs in as this admin
-    // and no other. Null on reseller and account keys, and on admin keys made on the command line
-    // without --owner: those are the operator's, which the API takes and SSO refuses.
+    // The admin an admin key belongs to (docs/security.md "An admin key is its admin's"): the key
+    // works only while that admin is enabled, goes when the admin is removed, and SSO signs in as
+    // this admin and no other. Null on reseller and account keys, and on admin keys made on the
+    // command line without --owner: those are the operator's, which the API takes and SSO refuses.
     ownerAdminId: integer("owner_admin_id").references(() => adminUsers.id, { onDelete: "cascade" }),
     isEnabled: boolean("is_enabled").notNull().default(true),
     // Addresses and CIDR ranges; empty = any address.

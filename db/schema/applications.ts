@@ -2,8 +2,8 @@ import { boolean, index, integer, pgTable, text } from "drizzle-orm/pg-core";
 import { hostingAccounts } from "./accounts";
 import { createdAt, updatedAt } from "./columns";
 
-// What an account's applications need besides files and databases (README "Running
-// applications"): its PHP settings and its cron jobs.
+// What an account's applications need besides files and databases (docs/applications.md
+// "Running applications"): its PHP settings and its cron jobs.
 
 /** One row per account that changed its PHP settings; an account without one has the defaults. */
 export const phpSettings = pgTable("php_settings", {

@@ -1,10 +1,11 @@
 import { bigint, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { hostingAccounts } from "./accounts";
 
-// Backups by restic (README "Backups"): what the last runs of each account did — the account's
-// own, gone with it, so a later account reusing the username starts with none (its restore
-// points stay in the repository, listed by username) —, the lease that lets one panel instance
-// at a time run the backup job against the repository, and one lease per account under restore.
+// Backups by restic (docs/backups.md "Status nobody can miss"): what the last runs of each account
+// did — the account's own, gone with it, so a later account reusing the username starts with none
+// (its restore points stay in the repository, listed by username) —, the lease that lets one panel
+// instance at a time run the backup job against the repository, and one lease per account under
+// restore.
 
 export const accountBackups = pgTable("account_backups", {
   accountId: integer("account_id")

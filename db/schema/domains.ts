@@ -16,7 +16,7 @@ import { phpVersions } from "./php";
 
 export const domainType = pgEnum("domain_type", ["domain", "subdomain", "parked"]);
 
-// How a domain's site is served (README "Running applications"): PHP with a front controller,
+// How a domain's site is served (docs/applications.md "Site profiles"): PHP with a front controller,
 // static files only, or a reverse proxy to a unix socket in the account's home.
 export const siteProfile = pgEnum("site_profile", ["php", "static", "proxy"]);
 

@@ -2,8 +2,9 @@ import { sql } from "drizzle-orm";
 import { bigint, check, index, integer, jsonb, pgEnum, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { createdAt, updatedAt } from "./columns";
 
-// Hosting servers (README "Nodes"): the panel's own machine is the node `local` (made by the
-// migration); every other node runs an agent that takes its jobs from NATS JetStream. A node is
+// Hosting servers (docs/nodes.md "How it works"): the panel's own machine is the node `local` (made
+// by the migration); every other node runs an agent that takes its jobs from NATS JetStream. A node
+// is
 // `unreachable` or `outdated` by its heartbeats (lib/nodes/service.ts), not by a stored state.
 
 export const nodeState = pgEnum("node_state", ["active", "draining"]);

@@ -68,12 +68,14 @@ export const hostingAccountSchema = z.object({
   is_suspended: z.boolean(),
   suspension_reason: z.string().nullable(),
   has_ssh_access: z.boolean(),
-  // How the customer reaches their files (README "Files and SSH"): SFTP always, a shell when `shell`.
+  // How the customer reaches their files (docs/files-and-ssh.md "API"): SFTP always, a shell when
+  // `shell`.
   ssh: z.object({ host: z.string(), port: z.number().int(), username: z.string(), shell: z.boolean() }),
   plan: planSchema,
   reseller_id: z.number().int().nullable(),
-  // The hosting server it lives on (README "Nodes"), and whether that server has done what the
-  // panel asked: ok, pending (queued work waits for a node that did not answer), or failed (node_error).
+  // The hosting server it lives on (docs/nodes.md "What the API promises"), and whether that server
+  // has done what the panel asked: ok, pending (queued work waits for a node that did not answer),
+  // or failed (node_error).
   node: z.string(),
   node_sync: z.enum(["ok", "pending", "failed"]),
   node_error: z.string().nullable(),

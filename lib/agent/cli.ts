@@ -7,7 +7,8 @@ import { loadOrCreateIdentity } from "./identity";
 import { startAgent } from "./main";
 import { AGENT_VERSION, PROTOCOL_VERSION } from "./protocol";
 
-// The node's two commands (README "Nodes"), run on the node itself as root:
+// The node's two commands (docs/nodes.md "Three machines, step by step"), run on the node itself as
+// root:
 //   panel node join --panel URL --token TOKEN --nats URL   enrol this machine (once)
 //   panel node agent                                       the agent (a systemd unit)
 // They read the node's panel.env (HOME_ROOT, nginx, PHP-FPM, MariaDB of the node…) but never a

@@ -25,7 +25,7 @@ import {
   type Working,
 } from "./protocol";
 
-// The node's agent (`panel node agent`, README "Nodes"): connects to NATS with the node's own
+// The node's agent (`panel node agent`, docs/nodes.md "How it works"): connects to NATS with the node's own
 // NKEY, says hello on every (re)connect (the panel then queues the reconcile of every account of
 // the node), sends a heartbeat every HEARTBEAT_S, and carries out its jobs one at a time, in
 // order: result published, then the job acknowledged (a crash between the two runs it again,

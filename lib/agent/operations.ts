@@ -22,12 +22,13 @@ import { callDatabaseServer, removeAccountDatabases, setDatabaseUsersLocked } fr
 import { ensureAccount, reconcileAccounts } from "@/lib/provisioning/reconcile";
 import { AGENT_VERSION, PROTOCOL_VERSION } from "./protocol";
 
-// The work a hosting server does for the panel, by name (README "Nodes"): each operation takes
-// plain values from the panel's database and applies them through lib/provisioning with the
-// machine's own settings. The panel's own machine (`local`) calls them in its process; another
-// node's agent calls them for the jobs on its queue (lib/nodes/hosts.ts chooses). Each applies a
-// desired state (a whole keys file, a whole crontab, every site of an account), never "do X once",
-// so running a job twice — JetStream delivers at least once — changes nothing the second time.
+// The work a hosting server does for the panel, by name (docs/nodes.md "How it works"): each
+// operation takes plain values from the panel's database and applies them through lib/provisioning
+// with the machine's own settings. The panel's own machine (`local`) calls them in its process;
+// another node's agent calls them for the jobs on its queue (lib/nodes/hosts.ts chooses). Each
+// applies a desired state (a whole keys file, a whole crontab, every site of an account), never "do
+// X once", so running a job twice — JetStream delivers at least once — changes nothing the second
+// time.
 
 async function runSteps(input: { steps: { op: OperationName; args: unknown }[] }): Promise<null> {
   for (const step of input.steps) await (nodeOperations[step.op] as (args: unknown) => Promise<unknown>)(step.args);
@@ -67,7 +68,7 @@ export const nodeOperations = {
     const bytes = await measureBytes(homeOf(input.username));
     return { mb: bytes === null ? null : Math.round((bytes / 1024 / 1024) * 100) / 100, enforced: (await quotaMountPoint()) !== null };
   },
-  /** GoAccess's report of one domain's access log, or the account's combined one (README "Visitor statistics"). */
+  /** GoAccess's report of one domain's access log, or the account's combined one (docs/web-hosting.md "Real provisioning"). */
   "visitors.report": async (input: { username: string; domain: string | null }) =>
     input.domain === null ? combinedReport(input.username) : domainReport(input.username, input.domain),
   "databases.call": callDatabaseServer,

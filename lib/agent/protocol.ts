@@ -1,7 +1,7 @@
 import type { AppErrorCode } from "@/lib/errors";
 
-// What the panel and a node's agent say to each other over NATS (README "Nodes"). Shared by both
-// sides: nothing here reads the panel's database or the machine.
+// What the panel and a node's agent say to each other over NATS (docs/nodes.md "How it works").
+// Shared by both sides: nothing here reads the panel's database or the machine.
 //
 // Subjects, all of a node's own (its NKEY's permissions, rendered by lib/provisioning/nats-auth.ts,
 // allow it exactly these):

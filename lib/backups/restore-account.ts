@@ -24,7 +24,7 @@ import { databaseObjectRecord, notBroughtBack, restoreStep, withRestoreLease } f
 import { RUN_ID } from "./schemas";
 import { accountTag, RECORDS_FORMAT, runsOf, runTag, tagValue } from "./service";
 
-// A whole account back from a restore point after it was terminated (README "Backups"):
+// A whole account back from a restore point after it was terminated (docs/backups.md "A terminated account back"):
 // POST /api/admin/backups/restore-account, `panel backup restore USER SNAPSHOT` for a username
 // with no account. The run is read from the repository of the node that made it (`node`, the
 // panel's own machine when left out), and the account is made again on that node (its files

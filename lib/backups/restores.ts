@@ -14,7 +14,7 @@ import type { ResticSnapshot } from "@/lib/provisioning/restic";
 import { RUN_ID } from "./schemas";
 import { listRuns, ownerTag, runTag, tagValue } from "./service";
 
-// Restores from a run (README "Backups"): a path of the home, a database, or public_html and
+// Restores from a run (docs/backups.md "Restore"): a path of the home, a database, or public_html and
 // every database, carried out on the machine that hosts the account, from its repository
 // (lib/provisioning/backup-runs.ts). Each runs with no more rights than the customer has: files
 // are written by the account's Linux user from restic's own output

@@ -24,7 +24,8 @@ function soaContent(domain: string, serial: number): string {
 
 /**
  * The address a domain's apex points to: the IPv4 of the node that hosts its account
- * (README "Nodes"); the panel's own machine's (SERVER_IPV4) for `local` without one.
+ * (docs/nodes.md "What runs where, and what does not yet"); the panel's own machine's (SERVER_IPV4)
+ * for `local` without one.
  */
 async function apexAddressOf(db: Queryable, domainId: number): Promise<string> {
   const [row] = await db
@@ -100,9 +101,9 @@ export async function bumpSerial(tx: Queryable, zone: LockedZone): Promise<numbe
 }
 
 /**
- * A node's address changed (README "Nodes"): the apex A records of its accounts' zones that
- * pointed to the old one point to the new one, each zone's serial bumped. The domains whose zones
- * changed, for their zone files to be written once the change is committed.
+ * A node's address changed (docs/nodes.md "Admin API, command line and UI"): the apex A records of
+ * its accounts' zones that pointed to the old one point to the new one, each zone's serial bumped.
+ * The domains whose zones changed, for their zone files to be written once the change is committed.
  */
 export async function moveApexRecords(tx: Queryable, nodeId: number, from: string, to: string): Promise<number[]> {
   const pointing = await tx

@@ -8,7 +8,7 @@ export const SITE_PROFILES = ["php", "static", "proxy"] as const;
 
 /**
  * The proxy profile's unix socket: a file name in the home's run/ folder (HOME/run/<name>), where
- * the account's application listens (README "Running applications").
+ * the account's application listens (docs/applications.md "Site profiles").
  */
 export const proxySocketField = z
   .string()

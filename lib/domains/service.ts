@@ -265,11 +265,12 @@ export async function createDomain(
 }
 
 /**
- * The proxy profile's rule (README "Running applications"): the `proxy` profile needs a socket,
- * the others none. The socket is a file in the account's own run/ folder (HOME/run/<name>), which
- * only the account's processes and nginx's workers can enter, and where nginx's workers follow no
- * link (the kernel's fs.protected_symlinks): a proxied site reaches only an application its own
- * account runs, and no account can listen in another's place. Its path must fit a unix socket's.
+ * The proxy profile's rule (docs/applications.md "Why a socket, not a port"): the `proxy` profile
+ * needs a socket, the others none. The socket is a file in the account's own run/ folder
+ * (HOME/run/<name>), which only the account's processes and nginx's workers can enter, and where
+ * nginx's workers follow no link (the kernel's fs.protected_symlinks): a proxied site reaches only
+ * an application its own account runs, and no account can listen in another's place. Its path must
+ * fit a unix socket's.
  */
 function checkedSiteProfile(username: string, wanted: { site_profile: "php" | "static" | "proxy"; proxy_socket: string | null }) {
   if (wanted.site_profile !== "proxy") return { site_profile: wanted.site_profile, proxy_socket: null };

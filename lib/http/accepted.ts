@@ -1,6 +1,6 @@
 // An answer of 202 instead of the operation's usual status: the change is recorded and will be
-// carried out later (an account's node that does not answer now, README "Nodes"). A service
-// returns accepted(body); withApiKey sends the body with 202.
+// carried out later (an account's node that does not answer now, docs/nodes.md "What the API
+// promises"). A service returns accepted(body); withApiKey sends the body with 202.
 
 const ACCEPTED = Symbol("accepted");
 

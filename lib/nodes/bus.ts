@@ -16,10 +16,10 @@ import {
 import { loadOrCreateIdentity } from "@/lib/agent/identity";
 import { env } from "@/lib/env";
 
-// The panel's side of NATS (README "Nodes"): one connection per process, with the panel's own
-// NKEY; the jobs stream (a JetStream work queue: a job waits there for a node that is down, and
-// leaves it once the node acknowledged it); one durable consumer per node, the only thing that
-// node's key may read; and the events every node publishes, attributed by their subject.
+// The panel's side of NATS (docs/nodes.md "How it works"): one connection per process, with the
+// panel's own NKEY; the jobs stream (a JetStream work queue: a job waits there for a node that is
+// down, and leaves it once the node acknowledged it); one durable consumer per node, the only thing
+// that node's key may read; and the events every node publishes, attributed by their subject.
 
 /** How long a node has to acknowledge a job before JetStream hands it out again (the agent extends it while it works). */
 const ACK_WAIT_NS = 60 * 1_000_000_000;

@@ -8,7 +8,7 @@ import { AppError, UnavailableError } from "@/lib/errors";
 import { panelBus, publishJob, waitForResult, withdrawJob } from "./bus";
 import { nodeStateOf } from "./service";
 
-// Work for a node other than `local` (README "Nodes"), two ways:
+// Work for a node other than `local` (docs/nodes.md "What the API promises"), two ways:
 //   - now: a change the API answers when it is done (most of them). The job goes on the node's
 //     queue and the request waits for its result, at most NODE_JOB_TIMEOUT_S: a refusal is a 422
 //     (the change is rolled back with its transaction), silence a 503 naming the node (the job is

@@ -7,11 +7,11 @@ import { type DatabaseServerCall, type MysqlProvisioner, mysqlProvisioner } from
 import { type LongRun, runOnNodeNow } from "./dispatch";
 import { LOCAL_NODE } from "./schemas";
 
-// Where an account's work runs (README "Nodes"): the machine that hosts it. For `local`, the
-// panel's own machine, an operation of lib/agent/operations.ts is a function call in this
-// process; for any other node it is a job on that node's queue, waited for (lib/nodes/dispatch.ts:
-// a refusal is a 422, silence a 503 naming the node). Services ask for the host of the account
-// they change and run the same operations either way.
+// Where an account's work runs (docs/nodes.md "How it works"): the machine that hosts it. For
+// `local`, the panel's own machine, an operation of lib/agent/operations.ts is a function call in
+// this process; for any other node it is a job on that node's queue, waited for
+// (lib/nodes/dispatch.ts: a refusal is a 422, silence a 503 naming the node). Services ask for the
+// host of the account they change and run the same operations either way.
 
 export type NodeRow = typeof nodes.$inferSelect;
 

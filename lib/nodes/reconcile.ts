@@ -7,10 +7,10 @@ import { loginAccounts } from "@/lib/ssh/service";
 import { publishQueuedJobs, queueOnNode } from "./dispatch";
 import type { NodeRow } from "./hosts";
 
-// The whole state of a node's accounts from the panel's database (README "Nodes"), queued for
-// the node: every account of it when its agent says hello (it may have missed anything while it
-// was away), one account after a change the node took but did not answer in time (the change was
-// rolled back; the node must end as the database says). The node applies it with
+// The whole state of a node's accounts from the panel's database (docs/nodes.md "How it works"),
+// queued for the node: every account of it when its agent says hello (it may have missed anything
+// while it was away), one account after a change the node took but did not answer in time (the
+// change was rolled back; the node must end as the database says). The node applies it with
 // lib/provisioning/reconcile.ts.
 
 /** The state of the accounts of `node` (or only `accountIds` of them). */

@@ -14,7 +14,7 @@ import { ensureNodeConsumer, panelBus, panelPublicKey, removeNodeConsumer } from
 import { LOCAL_NODE, type createNodeSchema, type joinNodeSchema, type NODE_STATES, type updateNodeSchema } from "./schemas";
 import type { z } from "zod";
 
-// Nodes (README "Nodes"): the hosting servers, `local` (the panel's own machine) and each
+// Nodes (docs/nodes.md "How it works"): the hosting servers, `local` (the panel's own machine) and each
 // enrolled one. Enrolment: `POST /api/admin/nodes` (or `panel node add`) answers a one-time
 // token, valid 15 minutes, of which only a hash is kept; `panel node join` on the node makes
 // the node's NKEY there and sends its public key with the token; the panel then lists that key
@@ -187,7 +187,8 @@ export async function joinNode(db: Database, input: z.output<typeof joinNodeSche
 /**
  * The NATS server's authorization from the database: the panel (every subject) and each
  * enrolled node (its own subjects); reloaded when it changed. Without NATS_AUTH_FILE the
- * administrator keeps the server's authorization by hand (README "Nodes").
+ * administrator keeps the server's authorization by hand (docs/nodes.md "Three machines, step by
+ * step").
  */
 export async function applyNodeAuthorization(db: Queryable): Promise<void> {
   const nats = env().nats;

@@ -5,14 +5,15 @@ import { AppError } from "@/lib/errors";
 import { openDirectoryIn, openTrustedDirectory } from "./home-files";
 import { childExit, exitReason, startAsUser, startChild, toolEnv } from "./system";
 
-// The home in a backup (README "Backups", "Security"): read by the account's own Linux user,
-// never by root. GNU tar runs as the account (runuser, CUSTOMER_ENV) and writes the home as one
-// tar stream, which restic stores with `backup --stdin` as home.tar (lib/backups/service.ts),
-// as it stores a database's dump. So the backup holds only what the customer can read: a folder
-// swapped for a link to /etc or to a neighbour's home while it runs leads tar where the
-// customer's own rights end (restic, walking the home as root by path, read whatever the link
-// pointed at into the customer's backup). tar also never follows a link itself: it stores the
-// link. The home is handed to tar open (fd 3), as du gets it (./home-files.ts).
+// The home in a backup (docs/backups.md "What a backup holds";
+// docs/security.md "Backups read the home with the customer's rights"): read by the account's own
+// Linux user, never by root. GNU tar runs as the account (runuser, CUSTOMER_ENV) and writes the
+// home as one tar stream, which restic stores with `backup --stdin` as home.tar
+// (lib/backups/service.ts), as it stores a database's dump. So the backup holds only what the
+// customer can read: a folder swapped for a link to /etc or to a neighbour's home while it runs
+// leads tar where the customer's own rights end (restic, walking the home as root by path, read
+// whatever the link pointed at into the customer's backup). tar also never follows a link itself:
+// it stores the link. The home is handed to tar open (fd 3), as du gets it (./home-files.ts).
 //
 // Backups made before this (restic's own tree of the home, by path) restore as they did:
 // ./home-restore.ts reads both.

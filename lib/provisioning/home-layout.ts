@@ -4,7 +4,8 @@ import { env } from "@/lib/env";
 import { addGroupMember, createHome } from "./homes";
 import { reloadNginx } from "./nginx";
 
-// Where an account's files live and who owns them (README "Web hosting", "Files and SSH"): the
+// Where an account's files live and who owns them (docs/web-hosting.md
+// "What the panel writes where"; docs/files-and-ssh.md "How it is laid out, and why"): the
 // one place the rest of the panel asks, so sites, SFTP and disk usage agree.
 
 export const webHostingEnabled = () => env().webServer !== null;
@@ -13,9 +14,10 @@ export const homesEnabled = () => webHostingEnabled() || env().systemUsers;
 
 export const homeOf = (username: string) => path.join(env().homeRoot, username);
 /**
- * Where an account's web logs are (README "Logs"): the home's logs/ (root's, the account reads
- * it, cannot change it) when the panel serves the sites; ACCESS_LOG_DIR/<username> when another
- * web server writes them. As a trusted directory and the path below it, to open without links.
+ * Where an account's web logs are (docs/applications.md "Logs"): the home's logs/ (root's, the
+ * account reads it, cannot change it) when the panel serves the sites; ACCESS_LOG_DIR/<username>
+ * when another web server writes them. As a trusted directory and the path below it, to open
+ * without links.
  */
 export function accountLogLocation(username: string): { trusted: string; below: string } {
   return webHostingEnabled() ? { trusted: env().homeRoot, below: path.join(username, "logs") } : { trusted: env().accessLogDir, below: username };
@@ -35,8 +37,9 @@ export const NGINX_ERROR_LOG = "nginx-error.log";
 export const isAccessLogName = (name: string) => /^[a-z0-9-]+(\.[a-z0-9-]+)+\.log$/.test(name);
 
 /**
- * Where the proxy profile's application listens: HOME/run/<name> (README "Running applications").
- * run/ is root's, sticky and open to whoever enters the home (homes.ts makeRunDirectory).
+ * Where the proxy profile's application listens: HOME/run/<name> (docs/applications.md "Site
+ * profiles"). run/ is root's, sticky and open to whoever enters the home (homes.ts
+ * makeRunDirectory).
  */
 export const proxySocketPath = (username: string, name: string) => path.join(homeOf(username), "run", name);
 

@@ -10,12 +10,13 @@ import { stopOnAbort } from "./stop-on-abort";
 import { childExit, exitReason, startAsUser } from "./system";
 
 // A file or folder of a home snapshot back into the home, written by the account's own Linux
-// user (README "Backups", "Security"). restic's own output is streamed into a shell run as the
-// account (runuser, CUSTOMER_ENV), which writes it with `tar -x --no-same-owner`, or a file
-// through a temporary one and a rename. Root never writes, chowns, chmods or removes anything in
-// the home, and nothing is staged anywhere: the restore can write only what the customer could
-// (quota included), and a link the customer swaps in midway leads only where the customer could
-// already write.
+// user (docs/backups.md "Restore";
+// docs/security.md "Restores and dumps run with the customer's rights"). restic's own output is
+// streamed into a shell run as the account (runuser, CUSTOMER_ENV), which writes it with `tar -x
+// --no-same-owner`, or a file through a temporary one and a rename. Root never writes, chowns,
+// chmods or removes anything in the home, and nothing is staged anywhere: the restore can write
+// only what the customer could (quota included), and a link the customer swaps in midway leads only
+// where the customer could already write.
 //
 // A home snapshot is one of two kinds. Since the home is read as its user (./home-backup.ts) it
 // holds home.tar, the home as tar wrote it: what is restored is one member of it (and what lies

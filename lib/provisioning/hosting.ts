@@ -10,10 +10,11 @@ import { applySites, renderSite, type Site, type SiteChange, siteSettings, writt
 import { type Pool, poolSocketPath, reloadPhp, removePool, waitForPools, writePool } from "./php-fpm";
 import { eachLimited } from "./system";
 
-// An account's sites and PHP pools on the machine that serves them (README "Web hosting",
-// "Nodes"): what the panel's database says, as plain values (HostedAccount), made into server
-// blocks and pools with this machine's own settings (HOME_ROOT, sockets, certificates). The
-// panel's own machine runs these in its process; another node's agent runs them for its jobs.
+// An account's sites and PHP pools on the machine that serves them (docs/web-hosting.md
+// "What the panel writes where"; docs/nodes.md "How it works"): what the panel's database says, as
+// plain values (HostedAccount), made into server blocks and pools with this machine's own settings
+// (HOME_ROOT, sockets, certificates). The panel's own machine runs these in its process; another
+// node's agent runs them for its jobs.
 
 /** One served domain of an account (a parked one is a name of the domain it is parked on). */
 export interface HostedDomain {

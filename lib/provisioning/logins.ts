@@ -21,7 +21,8 @@ import { type AuthorizedKey, applySshdConfig, keysFileUsernames, removeAuthorize
 import { linuxGroupIds, linuxUsernames } from "./passwd";
 import { setDiskQuota } from "./quota";
 
-// An account's Linux user on the machine that hosts it (README "Files and SSH", "Nodes"): the
+// An account's Linux user on the machine that hosts it (docs/files-and-ssh.md
+// "How it is laid out, and why"; docs/nodes.md "How it works"): the
 // user and its home, how it logs in (SFTP only or a shell, its keys, its password, suspended or
 // not), its crontab and its disk quota — each from plain values the panel's database gave, so
 // the panel's own machine and a node's agent run the same steps. Without SYSTEM_USERS there is

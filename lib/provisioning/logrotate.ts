@@ -4,7 +4,7 @@ import { env } from "@/lib/env";
 import { checkedAbsolutePath } from "./render-checks";
 import { readIfExists } from "./system";
 
-// Rotation of the logs in the accounts' homes (README "Logs"): one logrotate rule file,
+// Rotation of the logs in the accounts' homes (docs/applications.md "Logs"): one logrotate rule file,
 // LOGROTATE_CONFIG_FILE (/etc/logrotate.d/hosting-panel on a server: Debian's logrotate runs it
 // daily), written at start from HOME_ROOT. `copytruncate`: nginx's master, PHP and cron keep
 // writing the same files — no reopen signal to send, and the account's processes need no right

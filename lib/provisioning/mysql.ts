@@ -247,7 +247,7 @@ export async function setDatabaseUsersLocked(input: { users: string[]; locked: b
   for (const user of input.users) await server.setUserLocked(user, input.locked);
 }
 
-// ---- Dumps and their loads (README "Backups"; issue 29) ----
+// ---- Dumps and their loads (docs/backups.md "Restore"; issue 29) ----
 //
 // A dump is mariadb-dump of one database WITHOUT --databases, so it holds no CREATE DATABASE or
 // USE line: it loads into whichever database the load names. Its text is never read or changed

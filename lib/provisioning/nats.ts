@@ -1,11 +1,11 @@
 import { checkedAbsolutePath, checkedString } from "./render-checks";
 import { readIfExists, runCommand, writeAtomically } from "./system";
 
-// The NATS server's authorization (README "Nodes"): one NKEY user for the panel (everything) and
-// one per enrolled node, allowed only that node's subjects. Rendered from the panel's database
-// into NATS_AUTH_FILE, which the administrator's nats-server.conf includes, and reloaded with
-// NATS_RELOAD_COMMAND — as nginx's sites are. On a reload the server closes the connections of
-// users no longer listed: revoking a node ends its session at once.
+// The NATS server's authorization (docs/nodes.md "Security"): one NKEY user for the panel
+// (everything) and one per enrolled node, allowed only that node's subjects. Rendered from the
+// panel's database into NATS_AUTH_FILE, which the administrator's nats-server.conf includes, and
+// reloaded with NATS_RELOAD_COMMAND — as nginx's sites are. On a reload the server closes the
+// connections of users no longer listed: revoking a node ends its session at once.
 
 const RENDERER = "NATS authorization";
 

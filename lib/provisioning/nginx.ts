@@ -195,7 +195,8 @@ function contentLocations(site: Site): string[] {
     // For every request no location below takes. PHP: what is not a file or a directory goes to
     // the front controller (WordPress permalinks, Laravel, Symfony, Drupal routes). At the
     // server's level rather than in a `location /`: every location costs nginx memory and time
-    // at each configuration test (10,000 sites: 75 MB and about a tenth of the test, README (h)).
+    // at each configuration test (10,000 sites: 75 MB and about a tenth of the test,
+    // docs/performance.md "Figures").
     `    try_files $uri $uri/ ${site.phpSocket ? "/index.php?$args" : "=404"};`,
     ...refused,
   ];
@@ -218,9 +219,10 @@ export function renderSite(unchecked: Site, settings: SiteSettings): string {
     // The access log named through $server_name (the domain): a path with a variable is opened
     // by the worker when it writes, not by nginx as it loads the configuration, where every
     // fixed log path is searched for in the list of the files it has opened so far (10,000 sites:
-    // 40 % of `nginx -t`, README (h)). So the workers (WEB_SERVER_USER) own the file, made by the
-    // panel (makeAccessLogs), and the log is written only where the request's root exists:
-    // every block has its root, also those that serve no file (suspended, proxy, the redirect).
+    // 40 % of `nginx -t`, docs/performance.md "Figures"). So the workers (WEB_SERVER_USER) own the
+    // file, made by the panel (makeAccessLogs), and the log is written only where the request's
+    // root exists: every block has its root, also those that serve no file (suspended, proxy, the
+    // redirect).
     `    root ${site.documentRoot};`,
     `    access_log ${path.posix.dirname(site.accessLog)}/$server_name.log combined;`,
     `    error_log ${site.errorLog};`,
@@ -228,7 +230,8 @@ export function renderSite(unchecked: Site, settings: SiteSettings): string {
     // nginx's workers are in every account's group: a link the customer made (to another
     // account's wp-config.php, logs or keys file) is followed only when the link and what it
     // points at have one owner. Checked from the home on, not from $document_root: the document
-    // root itself is the customer's to swap for a link; the home is root's (README "Security").
+    // root itself is the customer's to swap for a link; the home is root's (docs/security.md
+    // "nginx never crosses accounts").
     // Off in the locations that send no file of the home (NO_LINK_CHECK).
     `    disable_symlinks if_not_owner from=${home};`,
   ];

@@ -6,7 +6,8 @@ import { SSH_KEY_TYPES } from "./rules";
 import { checkedAbsolutePath, checkedLinuxName, checkedString, refuseRenderedValue } from "./render-checks";
 import { makeDirectories, readIfExists, runCommand, writeAtomically } from "./system";
 
-// OpenSSH for the customers' SFTP and SSH (README "Files and SSH"). Two kinds of file:
+// OpenSSH for the customers' SFTP and SSH (docs/files-and-ssh.md "How it is laid out, and why").
+// Two kinds of file:
 //   - one sshd drop-in, SSHD_CONFIG_FILE: rendered from the settings only (two groups and the
 //     keys directory), so it changes when the admin changes those, never per account. Written,
 //     tested with SSHD_TEST_COMMAND (the previous file is put back when sshd refuses it) and

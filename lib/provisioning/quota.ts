@@ -3,9 +3,10 @@ import { validationError } from "@/lib/errors";
 import { checkedAbsolutePath, checkedInteger, checkedLinuxName } from "./render-checks";
 import { exitReason, runChild, toolEnv } from "./system";
 
-// Disk quotas (README "Disk"): where HOME_ROOT's file system has user quotas on, each account's
-// Linux user gets its plan's disk_mb as its block limit with `setquota` (Debian `quota`), so the
-// kernel refuses writes past it; elsewhere disk_mb is measured and flagged only (usage-details
+// Disk quotas (docs/applications.md "Disk"): where HOME_ROOT's file system has user quotas on, each
+// account's Linux user gets its plan's disk_mb as its block limit with `setquota` (Debian `quota`),
+// so the kernel refuses writes past it; elsewhere disk_mb is measured and flagged only
+// (usage-details
 // `disk.over_limit`). Whether quotas are on is asked once per process (`quotaon -p`).
 
 /** The program's standard output; its failure (or its absence) thrown. */

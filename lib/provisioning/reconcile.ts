@@ -10,12 +10,12 @@ import type { AuthorizedKey } from "./openssh";
 import { quotaMountPoint } from "./quota";
 import { readIfExists, writeAtomically } from "./system";
 
-// A node brought in line with the panel's database (README "Nodes"): on every (re)connect of its
-// agent the panel sends the whole state of every account the node hosts, and the node makes it
-// so — users, homes, logins, crontabs, quotas, sites and pools — doing only what differs, so a
-// reconcile of thousands of unchanged accounts costs reads, not thousands of programs run. One
-// account's whole state is also how a node catches up with a change it took but did not answer
-// in time (ensureAccount).
+// A node brought in line with the panel's database (docs/nodes.md "How it works"): on every
+// (re)connect of its agent the panel sends the whole state of every account the node hosts, and the
+// node makes it so — users, homes, logins, crontabs, quotas, sites and pools — doing only what
+// differs, so a reconcile of thousands of unchanged accounts costs reads, not thousands of programs
+// run. One account's whole state is also how a node catches up with a change it took but did not
+// answer in time (ensureAccount).
 
 /** Everything the database says one account is on its node. */
 export interface AccountState {

@@ -1,7 +1,7 @@
-// The values and rules the renderers check that the request schemas share (README "Nodes": a rule a
-// renderer checks lives with the renderer, and the services import it from here, so a node's
-// agent carries it without the services). Plain values only, no Node.js module: the admin
-// pages' forms check the same rules in the browser.
+// The values and rules the renderers check that the request schemas share (docs/nodes.md "How it
+// works": a rule a renderer checks lives with the renderer, and the services import it from here,
+// so a node's agent carries it without the services). Plain values only, no Node.js module: the
+// admin pages' forms check the same rules in the browser.
 
 /** MySQL privilege names a database user may be granted (DESIGN.md "Records"); mysql.ts grants no other. */
 export const PRIVILEGES = [

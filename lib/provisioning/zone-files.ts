@@ -117,8 +117,8 @@ export function renderZoneFile(zone: Zone): string {
  * Who may read the zone files. In DATA_DIR (the default) they are the panel's alone, 0600.
  * Elsewhere ZONES_DIR is a name server's, which reads them as its own user (Debian's named runs
  * as `bind`): 0640, group that of ZONES_DIR (made 0750 when missing: give it the name server's
- * group, README "Configuration"). Never world-readable: another account's names are not for
- * every customer to list.
+ * group, docs/configuration.md "Configuration"). Never world-readable: another account's names are
+ * not for every customer to list.
  */
 async function zoneFileAccess(): Promise<{ mode: number; owner?: { uid: number; gid: number } }> {
   const { zonesDir, dataDir } = env();

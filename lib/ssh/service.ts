@@ -13,12 +13,12 @@ import type { AuthorizedKey } from "@/lib/provisioning/openssh";
 import { BadPublicKeyError, parsePublicKey } from "./public-key";
 import type { createSshKeyBodySchema, SshKeyRecord, setPasswordBodySchema } from "./schemas";
 
-// Customer file access (README "Files and SSH"): the account's SSH keys and login password,
-// and what the account's state means for its logins. The database holds the keys; with
+// Customer file access (docs/files-and-ssh.md "Files and SSH"): the account's SSH keys and login
+// password, and what the account's state means for its logins. The database holds the keys; with
 // SSH_SERVER=openssh each change is written to the account's keys file as the last step of its
 // transaction, under the account's row lock, so the file is always the committed rows (a commit
-// that fails afterwards writes the file again from what was committed).
-// Without SSH_SERVER the keys are kept (written out once it is set) and a password cannot be set.
+// that fails afterwards writes the file again from what was committed). Without SSH_SERVER the keys
+// are kept (written out once it is set) and a password cannot be set.
 
 /** Keys per account: the keys file stays small, and sshd reads it at every login. */
 export const MAX_SSH_KEYS = 100;

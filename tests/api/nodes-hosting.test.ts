@@ -15,11 +15,11 @@ import { startNats, type TestNats } from "../support/nats";
 import { makeKey } from "../support/seed";
 import { startTestNode, type TestNode } from "../support/test-node";
 
-// Accounts on two hosting servers (README "Nodes"). Each test node is a machine of its own on
-// this one (tests/support/node-host.ts: its own network namespace and address, its own /etc with
-// its own users), running its own nginx and PHP-FPM and the panel's agent, enrolled through the
-// API and `panel node join`; the panel and the NATS server stay outside. A site is asked for at
-// its node's address, as a visitor's browser would.
+// Accounts on two hosting servers (docs/nodes.md "Tests and benchmarks"). Each test node is a
+// machine of its own on this one (tests/support/node-host.ts: its own network namespace and
+// address, its own /etc with its own users), running its own nginx and PHP-FPM and the panel's
+// agent, enrolled through the API and `panel node join`; the panel and the NATS server stay
+// outside. A site is asked for at its node's address, as a visitor's browser would.
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-nodes-hosting-"));
 let nats: TestNats;

@@ -16,9 +16,9 @@ import { apiClient } from "../support/http";
 import { startNats, type TestNats } from "../support/nats";
 import { makeKey } from "../support/seed";
 
-// Nodes and their credentials (README "Nodes"): enrolment through the API and `panel node join`,
-// the NATS authorization the panel writes, a job through a node's queue, and what a node's own
-// key can and cannot reach — tried with the key itself, as a stolen node would.
+// Nodes and their credentials (docs/nodes.md "Security"): enrolment through the API and `panel node
+// join`, the NATS authorization the panel writes, a job through a node's queue, and what a node's
+// own key can and cannot reach — tried with the key itself, as a stolen node would.
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-nodes-"));
 let nats: TestNats;

@@ -15,9 +15,10 @@ import { ed25519KeyLine, fingerprintOf } from "../support/ssh-keys";
 import { type Credentials, makeChrootableRoot, makeKeyPair, sftpRun, type SshServer, sshRun, startSshServer } from "../support/ssh-server";
 import { removeLinuxUsers, startWebServers, systemUsersHostingEnv, type WebServers } from "../support/web-servers";
 
-// Customer file access (README "Files and SSH"), as a customer meets it: keys and passwords set
-// through the API, then the real `ssh` and `sftp` clients against this file's own sshd (whose
-// drop-in the panel writes), and the uploaded site served by this file's own nginx and PHP-FPM.
+// Customer file access (docs/files-and-ssh.md "Files and SSH"), as a customer meets it: keys and
+// passwords set through the API, then the real `ssh` and `sftp` clients against this file's own
+// sshd (whose drop-in the panel writes), and the uploaded site served by this file's own nginx and
+// PHP-FPM.
 
 const root = makeChrootableRoot("ssh");
 const clientDir = fs.mkdtempSync(path.join(root, "client-"));

@@ -12,7 +12,8 @@ import { apiClient } from "../support/http";
 import { makeKey } from "../support/seed";
 import { removeLinuxUsers, startWebServers, systemUsersHostingEnv, type WebServers } from "../support/web-servers";
 
-// No root operation in a home follows a link the customer controls (README "Security"). Each
+// No root operation in a home follows a link the customer controls (docs/security.md
+// "No root operation in a home follows a link the customer controls"). Each
 // trap is planted by the account's own Linux user (runuser), pointing at decoys outside the home
 // that only root may change, then the panel is driven through its HTTP API; every test proves
 // the decoys are exactly as they were (entries, owners, modes, contents).

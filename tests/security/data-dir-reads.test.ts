@@ -11,13 +11,13 @@ import { makeKey } from "../support/seed";
 import { startServer, type TestServer } from "../support/server";
 import { removeLinuxUsers } from "../support/web-servers";
 
-// The panel's data is the panel's (README "Security"): an account's own Linux user, reading as
-// that user (runuser), gets nothing of DATA_DIR — not PGlite's WAL (the generated auth_secret,
-// TOTP secrets, admins' password hashes), not the zone files, the visitor statistics, the
-// certificates or the backup password. The install is one an older version left open: DATA_DIR
-// made 0755 by the panel (PostgreSQL: the panel makes it at its first start), PGlite's files
-// 0666, certificates and the backup password copied in with the usual 0644/0755; the start
-// repairs it.
+// The panel's data is the panel's (docs/security.md "The panel's data is the panel's"): an
+// account's own Linux user, reading as that user (runuser), gets nothing of DATA_DIR — not PGlite's
+// WAL (the generated auth_secret, TOTP secrets, admins' password hashes), not the zone files, the
+// visitor statistics, the certificates or the backup password. The install is one an older version
+// left open: DATA_DIR made 0755 by the panel (PostgreSQL: the panel makes it at its first start),
+// PGlite's files 0666, certificates and the backup password copied in with the usual 0644/0755; the
+// start repairs it.
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-data-dir-"));
 // The accounts' homes and the test's planted files are reached from / by the account's user.

@@ -6,7 +6,8 @@ import { after, before, describe, test } from "node:test";
 import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
 import { startServer } from "../support/server";
 
-// What the panel refuses to start with (README "Configuration", "Security"): a panel.env that
+// What the panel refuses to start with (docs/configuration.md "Configuration";
+// docs/security.md "The panel's data is the panel's"): a panel.env that
 // its group or others may read (it holds the MariaDB admin's password, DATABASE_URL,
 // AUTH_SECRET), and homes inside DATA_DIR when the accounts have Linux users (the customers
 // would have to pass through the panel's data to reach their homes). Each message names what

@@ -13,11 +13,11 @@ import { makeKey } from "../support/seed";
 import { ed25519KeyLine } from "../support/ssh-keys";
 import { removeLinuxUsers, startWebServers, systemUsersHostingEnv, visitSite, type WebServers } from "../support/web-servers";
 
-// nginx never crosses accounts (README "Security"). nginx's workers are in every account's group
-// (they enter every home), so a link is all it takes: account B, as its own Linux user (as over
-// SFTP or SSH), links files of account A into its public_html — A's wp-config.php, A's access
-// log, A's keys file — and asks for them on its own site. Each answer is a refusal that carries
-// none of A's content; B's own links, to B's own files, still serve.
+// nginx never crosses accounts (docs/security.md "nginx never crosses accounts"). nginx's workers
+// are in every account's group (they enter every home), so a link is all it takes: account B, as
+// its own Linux user (as over SFTP or SSH), links files of account A into its public_html — A's
+// wp-config.php, A's access log, A's keys file — and asks for them on its own site. Each answer is
+// a refusal that carries none of A's content; B's own links, to B's own files, still serve.
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-nginx-links-"));
 // nginx's workers (www-data) walk from / to each home.

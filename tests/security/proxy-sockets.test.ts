@@ -14,12 +14,13 @@ import { makeKey } from "../support/seed";
 import { freePort } from "../support/server";
 import { removeLinuxUsers, startWebServers, systemUsersHostingEnv, visitSite, type WebServers } from "../support/web-servers";
 
-// A proxied site reaches only its own account's application (README "Running applications",
-// "Security"). The attacker is account B, acting as its own Linux user: it tries to publish on
-// its domain a service it does not run (an internal HTTP service of the server on a loopback
-// port, then on a unix socket; account A's application), and to take A's visitors while A's
-// application is down. Every attempt ends in a refusal or a 502, never in the other service's
-// answer; A's and B's own applications are served.
+// A proxied site reaches only its own account's application (docs/applications.md
+// "Why a socket, not a port"; docs/security.md "A proxied site reaches only its own account's
+// application"). The attacker is account B, acting as its own Linux user: it tries to publish on
+// its domain a service it does not run (an internal HTTP service of the server on a loopback port,
+// then on a unix socket; account A's application), and to take A's visitors while A's application
+// is down. Every attempt ends in a refusal or a 502, never in the other service's answer; A's and
+// B's own applications are served.
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-proxy-"));
 // nginx's workers and the accounts' processes walk from / to each home and to the app script.

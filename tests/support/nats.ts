@@ -50,7 +50,8 @@ export async function startNats(root: string, listen = "127.0.0.1"): Promise<Tes
     [
       `listen: "${listen}:${port}"`,
       `jetstream { store_dir: "${path.join(root, "jetstream")}" }`,
-      // As README "Nodes" sets it: a node's reconcile carries every account it hosts.
+      // As docs/nodes.md "Three machines, step by step" sets it: a node's reconcile carries every
+      // account it hosts.
       "max_payload: 8MB",
       `log_file: "${logFile}"`,
       // nats-server reads an include relative to the including file.

@@ -6,10 +6,11 @@ import type { TestNats } from "./nats";
 import { type NodeHost, startNodeHost } from "./node-host";
 import { startWebServers, type WebServers } from "./web-servers";
 
-// A hosting node as an administrator sets one up (README "Nodes"), for tests and benches: a
-// machine of its own (tests/support/node-host.ts) with its own nginx and PHP-FPM, added through
-// the panel's API, enrolled with `panel node join` run on it, and its agent (`panel node agent`)
-// started there. Its configuration is its own: no database, its own homes and data.
+// A hosting node as an administrator sets one up (docs/nodes.md "Three machines, step by step"),
+// for tests and benches: a machine of its own (tests/support/node-host.ts) with its own nginx and
+// PHP-FPM, added through the panel's API, enrolled with `panel node join` run on it, and its agent
+// (`panel node agent`) started there. Its configuration is its own: no database, its own homes and
+// data.
 
 export interface TestNode {
   name: string;

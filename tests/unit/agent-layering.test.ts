@@ -3,9 +3,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 
-// A node's agent carries lib/provisioning and nothing above it (README "Nodes"): no service, no
-// database client, no HTTP. The import graph from its entry (lib/agent/cli.ts) is walked and
-// every module must be one of these.
+// A node's agent carries lib/provisioning and nothing above it (docs/nodes.md "How it works"): no
+// service, no database client, no HTTP. The import graph from its entry (lib/agent/cli.ts) is
+// walked and every module must be one of these.
 const ALLOWED = [/^lib\/agent\//, /^lib\/provisioning\//, /^lib\/(env|env-file|errors|data-dir)\.ts$/, /^lib\/net\//];
 
 const IMPORT = /^\s*(?:import|export)\s+(?!type\b)[^;]*?from\s+"([^"]+)"|^\s*import\s+"([^"]+)"|await import\("([^"]+)"\)/gm;
