@@ -24,9 +24,9 @@ import { type Host, hostOfAccount } from "@/lib/nodes/hosts";
 import type { DumpedObject } from "@/lib/provisioning/backup-runs";
 import type { ResticSnapshot } from "@/lib/provisioning/restic";
 
-// Backups (docs/backups.md "What a backup holds"): restic, one restore point ("run") per account per backup, in the
-// repository of the machine that hosts the account (its node: the work runs there,
-// lib/provisioning/backup-runs.ts, through lib/nodes/hosts.ts). restic 0.14 (Debian 12) cannot
+// Backups (docs/backups.md "What a backup holds"): restic, one restore point ("run") per account
+// per backup, in the repository of the machine that hosts the account (its node: the work runs
+// there, lib/provisioning/backup-runs.ts, through lib/nodes/hosts.ts). restic 0.14 (Debian 12) cannot
 // put a file tree and a program's output in one snapshot, so a run is several snapshots sharing
 // the tag `run:<id>`: `home` (home.tar: the home as the account's own Linux user reads it,
 // never root — lib/provisioning/home-backup.ts), one `db:<name>` per database (mariadb-dump
