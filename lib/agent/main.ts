@@ -20,14 +20,18 @@ import {
   type JobResult,
   JOBS_STREAM,
   jobsConsumer,
+  LONG_JOB_WORKING_S,
   PROTOCOL_VERSION,
+  type Working,
 } from "./protocol";
 
-// The node's agent (`panel node agent`, docs/nodes.md "How it works"): connects to NATS with the
-// node's own NKEY, says hello on every (re)connect (the panel then queues the reconcile of every
-// account of the node), sends a heartbeat every HEARTBEAT_S, and carries out its jobs one at a
-// time, in order: result published, then the job acknowledged (a crash between the two runs it
-// again, which an idempotent operation allows). It has no database: what it applies is in the job.
+// The node's agent (`panel node agent`, docs/nodes.md "How it works"): connects to NATS with the node's own
+// NKEY, says hello on every (re)connect (the panel then queues the reconcile of every account of
+// the node), sends a heartbeat every HEARTBEAT_S, and carries out its jobs one at a time, in
+// order: result published, then the job acknowledged (a crash between the two runs it again,
+// which an idempotent operation allows). A long job (a backup, a restore: it has a deadline) is
+// acknowledged when it starts and runs beside the others, saying every LONG_JOB_WORKING_S that
+// it is still at it. It has no database: what it applies is in the job.
 
 /** While a job runs, JetStream is told every so often that it is still being worked on. */
 const WORKING_EVERY_MS = 20_000;
@@ -40,7 +44,10 @@ async function heartbeat(): Promise<Heartbeat> {
   return { agent_version: AGENT_VERSION, protocol: PROTOCOL_VERSION, disk, load: os.loadavg() };
 }
 
-/** Runs one job; its result (an AppError's words for a refusal, a fault's words only in this log). */
+/**
+ * Runs one job; its result (an AppError's words for a refusal, a fault's words only in this log).
+ * A long job's operation is stopped (its signal aborted) at its deadline.
+ */
 export async function runJob(job: Job): Promise<JobResult> {
   if (job.protocol !== PROTOCOL_VERSION) {
     return { id: job.id, ok: false, error: { code: "INTERNAL", message: `the node's agent speaks protocol ${PROTOCOL_VERSION}, the job ${job.protocol}` } };
@@ -48,10 +55,13 @@ export async function runJob(job: Job): Promise<JobResult> {
   if (job.expires_at !== undefined && Date.now() > job.expires_at) {
     return { id: job.id, ok: false, error: { code: "INTERNAL", message: `${job.op} came after its request had given up; not done` } };
   }
-  const operation = Object.hasOwn(nodeOperations, job.op) ? (nodeOperations[job.op as keyof typeof nodeOperations] as (args: unknown) => Promise<unknown>) : undefined;
+  const operation = Object.hasOwn(nodeOperations, job.op)
+    ? (nodeOperations[job.op as keyof typeof nodeOperations] as (args: unknown, signal?: AbortSignal) => Promise<unknown>)
+    : undefined;
   if (!operation) return { id: job.id, ok: false, error: { code: "INTERNAL", message: `the node's agent has no operation ${JSON.stringify(job.op)}` } };
+  const signal = job.deadline_at === undefined ? undefined : AbortSignal.timeout(Math.max(0, job.deadline_at - Date.now()));
   try {
-    return { id: job.id, ok: true, value: (await operation(job.args)) ?? null };
+    return { id: job.id, ok: true, value: (await operation(job.args, signal)) ?? null };
   } catch (error) {
     if (error instanceof AppError && error.code !== "INTERNAL") {
       return { id: job.id, ok: false, error: { code: error.code, message: error.message, fields: error.fieldErrors } };
@@ -80,7 +90,7 @@ export async function startAgent(config: NodeConfig, seedFile: string): Promise<
     maxReconnectAttempts: -1,
     reconnectTimeWait: 1000,
   });
-  const publish = (kind: "hello" | "heartbeat" | "result", body: Hello | Heartbeat | JobResult) => {
+  const publish = (kind: "hello" | "heartbeat" | "result" | "working", body: Hello | Heartbeat | JobResult | Working) => {
     if (!connection.isClosed()) connection.publish(eventSubject(node, kind), encodeMessage(body));
   };
   const hello = () => publish("hello", { agent_version: AGENT_VERSION, protocol: PROTOCOL_VERSION });
@@ -103,6 +113,11 @@ export async function startAgent(config: NodeConfig, seedFile: string): Promise<
       message.term();
       return;
     }
+    if (job.deadline_at !== undefined) {
+      message.ack();
+      void runLongJob(job);
+      return;
+    }
     const working = setInterval(() => message.working(), WORKING_EVERY_MS);
     try {
       publish("result", await runJob(job));
@@ -110,6 +125,16 @@ export async function startAgent(config: NodeConfig, seedFile: string): Promise<
       clearInterval(working);
     }
     message.ack();
+  };
+  const runLongJob = async (job: Job) => {
+    const sayWorking = () => publish("working", { id: job.id });
+    sayWorking();
+    const working = setInterval(sayWorking, LONG_JOB_WORKING_S * 1000);
+    try {
+      publish("result", await runJob(job));
+    } finally {
+      clearInterval(working);
+    }
   };
   const consuming = (async () => {
     for await (const message of messages) await handle(message);

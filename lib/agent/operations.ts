@@ -1,5 +1,6 @@
 import { env } from "@/lib/env";
 import { removeCertificate } from "@/lib/provisioning/acme";
+import { backupParts, backupRecords, forgetSnapshots, readRecords, restoreDump, restoreHomePath, snapshotsWith, storedBytes } from "@/lib/provisioning/backup-runs";
 import { applyAccountSites, applyAllSites, createDomainRoot, provisionAccount, removeAccountSites, unprovisionAccount } from "@/lib/provisioning/hosting";
 import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { homeOf, prepareHome } from "@/lib/provisioning/home-layout";
@@ -73,6 +74,16 @@ export const nodeOperations = {
   "databases.call": callDatabaseServer,
   "databases.remove": removeAccountDatabases,
   "databases.lock": setDatabaseUsersLocked,
+  // Backups and restores, in the machine's own repository (lib/provisioning/backup-runs.ts):
+  // the long ones run as long jobs (their signal stops them at their deadline).
+  "backup.parts": backupParts,
+  "backup.records": backupRecords,
+  "backup.snapshots": snapshotsWith,
+  "backup.forget": forgetSnapshots,
+  "backup.stored-bytes": storedBytes,
+  "backup.read-records": readRecords,
+  "restore.home-path": restoreHomePath,
+  "restore.dump": restoreDump,
   "certificates.remove": async (input: { domains: string[] }) => {
     for (const domain of input.domains) await removeCertificate(env().certsDir, domain);
   },

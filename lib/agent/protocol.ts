@@ -7,11 +7,11 @@ import type { AppErrorCode } from "@/lib/errors";
 // allow it exactly these):
 //   panel.jobs.<node>            jobs for the node: a JetStream work queue (stream PANEL_JOBS),
 //                                read through the durable consumer node-<node>
-//   panel.events.<node>.<kind>   what the node reports: hello, heartbeat, result
+//   panel.events.<node>.<kind>   what the node reports: hello, heartbeat, result, working
 //   _INBOX_<node>.>              the replies JetStream sends the node
 
 /** Raised when a job or an event changes shape; an agent with an older one gets no jobs. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 export const AGENT_VERSION = "0.0.1";
 
@@ -29,11 +29,15 @@ export const eventSubject = (node: string, kind: EventKind) => `panel.events.${n
 export const ALL_EVENTS = "panel.events.*.*";
 export const inboxPrefix = (node: string) => `_INBOX_${node}`;
 
-export type EventKind = "hello" | "heartbeat" | "result";
+export type EventKind = "hello" | "heartbeat" | "result" | "working";
 
 /** Seconds between heartbeats; a node is unreachable after MISSED_HEARTBEATS of them without one. */
 export const HEARTBEAT_S = 5;
 export const MISSED_HEARTBEATS = 3;
+
+/** Seconds between a long job's `working` events; the panel gives it up after LONG_JOB_SILENCE_S without one. */
+export const LONG_JOB_WORKING_S = 5;
+export const LONG_JOB_SILENCE_S = 30;
 
 /** One job: an operation of the node's provisioning (lib/agent/operations.ts) and its input. */
 export interface Job {
@@ -47,6 +51,18 @@ export interface Job {
    * in step (NTP).
    */
   expires_at?: number;
+  /**
+   * A long job (a backup, a restore: ms since the epoch): the node takes it off its queue at
+   * once and runs it beside its other jobs, stopping it at this moment; while it runs it says so
+   * (`working`, every LONG_JOB_WORKING_S). An agent that dies meanwhile loses it: the panel,
+   * hearing nothing, answers that the node did not finish.
+   */
+  deadline_at?: number;
+}
+
+/** A long job still running: its id (the `working` event). */
+export interface Working {
+  id: string;
 }
 
 /**

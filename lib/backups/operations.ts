@@ -9,6 +9,7 @@ import {
   snapshotParams,
   usernameParams,
   usernameRunListSchema,
+  usernameRunsQuerySchema,
 } from "./schemas";
 
 const tag = "Backups";
@@ -69,11 +70,12 @@ export const backupOperations = {
     path: "/api/admin/backups/usernames/{username}",
     audience: "admin",
     tag,
-    summary: "The restore points of a username, also of a terminated account (each with the id the account had)",
+    summary: "The restore points of a username in a node's repository (`node`, local when left out), also of a terminated account (each with the id the account had)",
     params: usernameParams,
+    query: usernameRunsQuerySchema,
     response: usernameRunListSchema,
     successStatus: 200,
-    errorStatuses: [400, 422],
+    errorStatuses: [400, 404, 422, 503],
   }),
   restoreAccount: defineOperation({
     operationId: "restoreTerminatedAccount",
@@ -81,11 +83,12 @@ export const backupOperations = {
     path: "/api/admin/backups/restore-account",
     audience: "admin",
     tag,
-    summary: "A terminated account made again from a restore point: user, home, sites, zones, databases with users and grants, PHP settings, cron jobs, SSH keys, files",
+    summary:
+      "A terminated account made again from a restore point, on the node whose repository holds it: user, home, sites, zones, databases with users and grants, PHP settings, cron jobs, SSH keys, files",
     body: restoreAccountBodySchema,
     response: restoredAccountSchema,
     successStatus: 201,
-    errorStatuses: [400, 422],
+    errorStatuses: [400, 404, 422, 503],
   }),
   clientList: defineOperation({
     operationId: "listOwnBackups",

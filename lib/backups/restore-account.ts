@@ -16,21 +16,24 @@ import { DOMAIN_TYPES, SITE_PROFILES } from "@/lib/domains/schemas";
 import { createDomain, listDomains, updateDomain } from "@/lib/domains/service";
 import { AppError, validationError } from "@/lib/errors";
 import { updatePhpSettings } from "@/lib/php-settings/service";
-import { mysqlProvisioner } from "@/lib/provisioning/mysql";
-import { restic, type ResticSnapshot } from "@/lib/provisioning/restic";
+import { databaseServerOf, type Host, hostNamed, hostOfAccount } from "@/lib/nodes/hosts";
+import { LOCAL_NODE } from "@/lib/nodes/schemas";
+import type { ResticSnapshot } from "@/lib/provisioning/restic";
 import { addSshKey } from "@/lib/ssh/service";
-import { databaseObjectRecord, loadDump, notBroughtBack, restoreHomePath, withRestoreLease } from "./restores";
+import { databaseObjectRecord, notBroughtBack, restoreStep, withRestoreLease } from "./restores";
 import { RUN_ID } from "./schemas";
-import { accountTag, RECORDS_FORMAT, runTag, runsTagged, snapshotsWith, tagValue } from "./service";
+import { accountTag, RECORDS_FORMAT, runsOf, runTag, tagValue } from "./service";
 
-// A whole account back from a restore point after it was terminated (docs/backups.md "A terminated
-// account back"): POST /api/admin/backups/restore-account, `panel backup restore USER SNAPSHOT` for
-// a username with no account. The run's records.json says what the account had; every part is made
-// again through the service that makes it for a customer (so the same checks, quotas and server
-// steps apply), then the files and the dumps are brought back as any restore brings them
-// (lib/backups/restores.ts: files written by the account's user, dumps loaded by a user of that
-// database only), holding the new account's restore lease. Any failure terminates what was made so
-// far: the account is back whole or not at all.
+// A whole account back from a restore point after it was terminated (docs/backups.md "A terminated account back"):
+// POST /api/admin/backups/restore-account, `panel backup restore USER SNAPSHOT` for a username
+// with no account. The run is read from the repository of the node that made it (`node`, the
+// panel's own machine when left out), and the account is made again on that node (its files
+// and dumps are there). The run's records.json says what the account had; every part is made again
+// through the service that makes it for a customer (so the same checks, quotas and server steps
+// apply), then the files and the dumps are brought back as any restore brings them
+// (lib/backups/restores.ts: files written by the account's user, dumps loaded by a user of
+// that database only), holding the new account's restore lease. Any failure terminates what
+// was made so far: the account is back whole or not at all.
 
 const nullableString = z.string().nullable().optional();
 const id = z.number().int();
@@ -102,15 +105,16 @@ const recordsSchema = z.object({
 });
 type AccountRecords = z.output<typeof recordsSchema>;
 
-/** GET /api/admin/backups/usernames/{username}: the username's restore points, of whichever account had it. */
-export async function listUsernameRuns(username: string) {
-  return { snapshots: await runsTagged(accountTag(username)) };
+/** GET /api/admin/backups/usernames/{username}: the username's restore points in `node`'s repository, of whichever account had it. */
+export async function listUsernameRuns(db: Database, username: string, node = LOCAL_NODE) {
+  const host = await hostNamed(db, node);
+  return { snapshots: runsOf(await host.run("backup.snapshots", { tags: [accountTag(username)] })) };
 }
 
 /** The run's snapshots, by part (`part:home`, `part:records`, `db:<name>`). */
-async function runSnapshots(username: string, run: string): Promise<Map<string, ResticSnapshot>> {
+async function runSnapshots(host: Host, username: string, run: string): Promise<Map<string, ResticSnapshot>> {
   if (!RUN_ID.test(run)) throw validationError("snapshot", `names no backup of ${username}`);
-  const snapshots = await snapshotsWith([accountTag(username), runTag(run)]);
+  const snapshots = await host.run("backup.snapshots", { tags: [accountTag(username), runTag(run)] });
   if (snapshots.length === 0) throw validationError("snapshot", `names no backup of ${username}`);
   const parts = new Map<string, ResticSnapshot>();
   for (const snapshot of snapshots) {
@@ -121,9 +125,9 @@ async function runSnapshots(username: string, run: string): Promise<Map<string, 
   return parts;
 }
 
-async function readRecords(snapshot: ResticSnapshot | undefined): Promise<AccountRecords> {
+async function readRecords(host: Host, snapshot: ResticSnapshot | undefined): Promise<AccountRecords> {
   if (!snapshot) throw validationError("snapshot", "holds no records of the account (a backup from before records were kept)");
-  const text = await restic(["dump", "--no-lock", snapshot.id, "/records.json"]);
+  const text = await host.run("backup.read-records", { snapshot_id: snapshot.id });
   let parsed;
   try {
     parsed = recordsSchema.safeParse(JSON.parse(text));
@@ -144,23 +148,25 @@ async function readRecords(snapshot: ResticSnapshot | undefined): Promise<Accoun
 export async function restoreTerminatedAccount(
   db: Database,
   actor: Actor,
-  input: { username: string; snapshot?: string },
+  input: { username: string; snapshot?: string; node?: string },
   signal?: AbortSignal,
 ): Promise<HostingAccountRecord & { message: string }> {
   const username = input.username.trim().toLowerCase();
   if ((await findAccountIdByUsername(db, username)) !== null) {
     throw validationError("username", "is an account on this server: restore into it with POST /api/admin/accounts/{id}/restore");
   }
-  const run = input.snapshot ?? (await runsTagged(accountTag(username)))[0]?.id;
-  if (!run) throw validationError("username", "has no backups");
-  const parts = await runSnapshots(username, run);
-  const records = await readRecords(parts.get("part:records"));
+  const node = input.node ?? LOCAL_NODE;
+  const host = await hostNamed(db, node);
+  const run = input.snapshot ?? (await listUsernameRuns(db, username, node)).snapshots[0]?.id;
+  if (!run) throw validationError("username", `has no backups on the node ${node}`);
+  const parts = await runSnapshots(host, username, run);
+  const records = await readRecords(host, parts.get("part:records"));
   if (records.account.username !== username) throw validationError("snapshot", `holds the records of ${records.account.username}`);
 
-  const created = await createAccount(db, await accountFields(db, records), actor);
+  const created = await createAccount(db, { ...(await accountFields(db, records)), node }, actor);
   let notBack = "";
   try {
-    notBack = await withRestoreLease(db, created.id, () => restoreParts(db, created, records, parts, actor, signal));
+    notBack = await withRestoreLease(db, created.id, async () => restoreParts(db, await hostOfAccount(db, created.id), created, records, parts, actor, signal));
     await recordAudit(db, actor, {
       action: "hosting_account.restore",
       targetType: "hosting_account",
@@ -190,7 +196,15 @@ async function accountFields(db: Database, { account, plan }: AccountRecords) {
 }
 
 /** Every part of the account made again, then its files and dumps; what the answer adds about objects the dumps could not bring back. */
-async function restoreParts(db: Database, account: HostingAccountRecord, records: AccountRecords, parts: Map<string, ResticSnapshot>, actor: Actor, signal?: AbortSignal): Promise<string> {
+async function restoreParts(
+  db: Database,
+  host: Host,
+  account: HostingAccountRecord,
+  records: AccountRecords,
+  parts: Map<string, ResticSnapshot>,
+  actor: Actor,
+  signal?: AbortSignal,
+): Promise<string> {
   const accountId = account.id;
   if (records.account.hasSshAccess) await updateAccountAdminFields(db, accountId, { has_ssh_access: true }, actor, ADMIN);
 
@@ -234,10 +248,11 @@ async function restoreParts(db: Database, account: HostingAccountRecord, records
     databaseIds.set(database.id, (await createDatabase(db, scope, { database_name: database.databaseName })).id);
   }
   const userIds = new Map<number, number>();
+  const server = await databaseServerOf(db, accountId);
   for (const user of records.database_users) {
     // A random password first: replaced at once by the backup's hash (kept when the backup has none).
     const made = await createDatabaseUser(db, scope, { username: user.username, password: randomBytes(24).toString("base64url") });
-    if (user.password_hash) await mysqlProvisioner()?.setPasswordHash(made.username, user.password_hash);
+    if (user.password_hash) await server?.setPasswordHash(made.username, user.password_hash);
     userIds.set(user.id, made.id);
   }
   for (const grant of records.database_grants) {
@@ -264,14 +279,16 @@ async function restoreParts(db: Database, account: HostingAccountRecord, records
   const home = parts.get("part:home");
   if (home) {
     const folders = new Set(records.domains.flatMap((domain) => domain.domainPath?.split("/")[0] ?? []).filter((folder) => /^[\w.-]+$/.test(folder) && !/^\.\.?$/.test(folder)));
-    for (const folder of folders) await restoreHomePath(account.username, home, [folder], undefined, signal);
+    for (const folder of folders) {
+      await restoreStep(signal, (long) => host.run("restore.home-path", { username: account.username, snapshot: home, parts: [folder] }, long));
+    }
   }
   let notBack = "";
   for (const { databaseName } of records.databases) {
     const dump = parts.get(`db:${databaseName}`);
     if (!dump) continue;
-    const load = await loadDump(dump, databaseName, signal);
-    const missing = await notBroughtBack(records.database_objects?.filter((object) => object.database === databaseName), databaseName, load);
+    const load = await restoreStep(signal, (long) => host.run("restore.dump", { snapshot: dump, database: databaseName, into: databaseName }, long));
+    const missing = notBroughtBack(records.database_objects?.filter((object) => object.database === databaseName), load);
     if (missing) notBack += `; ${databaseName}: ${missing}`;
   }
   return notBack;

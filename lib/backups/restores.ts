@@ -1,6 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { FileHandle } from "node:fs/promises";
-import path from "node:path";
 import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
@@ -8,27 +6,24 @@ import { customerDatabases, restoreLeases } from "@/db/schema";
 import type { AccountManager } from "@/lib/accounts/manager";
 import { getAccount } from "@/lib/accounts/service";
 import { createDatabase, deleteDatabase, MAX_DATABASE_NAME, prefixedName } from "@/lib/databases/service";
-import { env } from "@/lib/env";
-import { AppError, notFound, validationError } from "@/lib/errors";
-import { homeOf } from "@/lib/provisioning/home-layout";
-import { entryExistsIn, LinkInHomeError, openDirectoryPath, openTrustedDirectory, pathComponents } from "@/lib/provisioning/home-files";
-import { freeBytesOf, homeSnapshotEntry, homeSnapshotPath, removeAsUser, restoreIntoDirectory } from "@/lib/provisioning/home-restore";
-import { type DatabaseObject, type DumpLoad, loadDatabaseDump, mysqlProvisioner } from "@/lib/provisioning/mysql";
-import { restic, resticStream, type ResticSnapshot } from "@/lib/provisioning/restic";
+import { AppError, validationError } from "@/lib/errors";
+import { type Host, hostOfAccount } from "@/lib/nodes/hosts";
+import { COMMAND_LINE_RESTORE_DEADLINE_MS, type DumpRestore, RESTORE_DEADLINE_MS, restoreStopped } from "@/lib/provisioning/backup-runs";
+import { pathComponents } from "@/lib/provisioning/home-files";
+import type { ResticSnapshot } from "@/lib/provisioning/restic";
 import { RUN_ID } from "./schemas";
-import { listRuns, ownerTag, runTag, snapshotsWith, tagValue } from "./service";
+import { listRuns, ownerTag, runTag, tagValue } from "./service";
 
 // Restores from a run (docs/backups.md "Restore"): a path of the home, a database, or public_html and
-// every database. Each runs with no more rights than the customer has: files are written by
-// the account's Linux user from restic's own output (lib/provisioning/home-restore.ts), dumps
-// are loaded by a MariaDB user whose rights are the target database only
-// (lib/provisioning/mysql.ts). One restore per account at a time (a lease in the database, so
-// across panel instances: 409 while one runs). A restore is the work of its request: when the
-// request ends (its client gone) or RESTORE_DEADLINE_MS passes, its programs are stopped and
-// the lease given back; what it had written by then stays.
-
-/** How long a restore may take in its request. */
-export const RESTORE_DEADLINE_MS = 60 * 60_000;
+// every database, carried out on the machine that hosts the account, from its repository
+// (lib/provisioning/backup-runs.ts). Each runs with no more rights than the customer has: files
+// are written by the account's Linux user from restic's own output
+// (lib/provisioning/home-restore.ts), dumps are loaded by a MariaDB user whose rights are the
+// target database only (lib/provisioning/mysql.ts). One restore per account at a time (a lease
+// in the database, so across panel instances: 409 while one runs). A restore is the work of its
+// request: when the request ends (its client gone) or RESTORE_DEADLINE_MS passes, its programs
+// are stopped and the lease given back; what it had written by then stays. (On another node a
+// restore whose client went away goes on until its deadline: the node is not told.)
 
 /**
  * What a restore's steps stop on: `requestSignal` (the request's, aborted when its client goes
@@ -39,20 +34,22 @@ export function restoreSignal(requestSignal?: AbortSignal): AbortSignal {
   return requestSignal ? AbortSignal.any([requestSignal, deadline]) : deadline;
 }
 
-/** The error of a restore its signal stopped. */
-function stopped(signal: AbortSignal): AppError {
-  if ((signal.reason as Error | undefined)?.name === "TimeoutError") {
-    return new AppError(
-      "UNAVAILABLE",
-      `The restore took longer than ${RESTORE_DEADLINE_MS / 60_000} minutes and was stopped (what it had written stays): restore a smaller part, or use the command line (panel backup restore)`,
-    );
-  }
-  return new AppError("UNAVAILABLE", "The restore was stopped: its request ended before it was done (what it had written stays)");
-}
-
 const throwIfStopped = (signal?: AbortSignal) => {
-  if (signal?.aborted) throw stopped(signal);
+  if (signal?.aborted) throw restoreStopped(signal);
 };
+
+/**
+ * A restore's step on the account's machine, stopped with the restore (its error then says so):
+ * a request's (`signal`) within RESTORE_DEADLINE_MS, the command line's within a day.
+ */
+export async function restoreStep<Result>(signal: AbortSignal | undefined, step: (long: { deadlineMs: number; signal?: AbortSignal }) => Promise<Result>): Promise<Result> {
+  try {
+    return await step({ deadlineMs: signal ? RESTORE_DEADLINE_MS : COMMAND_LINE_RESTORE_DEADLINE_MS, signal });
+  } catch (error) {
+    if (signal?.aborted) throw restoreStopped(signal);
+    throw error;
+  }
+}
 
 // ---- one restore per account at a time ----
 
@@ -97,10 +94,10 @@ export async function withRestoreLease<T>(db: Queryable, accountId: number, work
  * runs only. A run without its records (written last) did not complete: it is neither listed
  * nor restorable.
  */
-async function runParts(accountId: number, run: string): Promise<Map<string, ResticSnapshot>> {
+async function runParts(host: Host, accountId: number, run: string): Promise<Map<string, ResticSnapshot>> {
   if (!RUN_ID.test(run)) throw validationError("snapshot", "names no backup of this account");
   const parts = new Map<string, ResticSnapshot>();
-  for (const snapshot of await snapshotsWith([ownerTag(accountId), runTag(run)])) {
+  for (const snapshot of await host.run("backup.snapshots", { tags: [ownerTag(accountId), runTag(run)] })) {
     const database = tagValue(snapshot, "db:");
     const part = database ? `db:${database}` : snapshot.tags?.find((tag) => tag.startsWith("part:"));
     if (part) parts.set(part, snapshot);
@@ -122,69 +119,27 @@ function checkedRelativePath(relative: string, field: string): string[] {
   }
 }
 
-const megabytes = (bytes: number) => `${Math.ceil(bytes / 1048576)} MB`;
-
 // ---- files ----
 
 /**
  * Restores one path of the home (a file or a folder) from a run, into its place or (`to`, a path
  * of the home that does not exist) beside it.
  */
-async function restorePath(account: { id: number; username: string }, run: string, relative: string, to: string | undefined, signal?: AbortSignal): Promise<{ message: string }> {
+async function restorePath(
+  host: Host,
+  account: { id: number; username: string },
+  run: string,
+  relative: string,
+  to: string | undefined,
+  signal?: AbortSignal,
+): Promise<{ message: string }> {
   const parts = checkedRelativePath(relative, "path");
-  const beside = to === undefined ? undefined : checkedRelativePath(to, "to");
-  const home = (await runParts(account.id, run)).get("part:home");
+  const beside = to === undefined ? null : checkedRelativePath(to, "to");
+  const home = (await runParts(host, account.id, run)).get("part:home");
   if (!home) throw validationError("snapshot", "holds no files");
-  if (!(await restoreHomePath(account.username, home, parts, beside, signal))) throw validationError("path", "is not in this backup");
+  const restored = await restoreStep(signal, (long) => host.run("restore.home-path", { username: account.username, snapshot: home, parts, beside }, long));
+  if (!restored) throw validationError("path", "is not in this backup");
   return { message: `${relative} restored${to === undefined ? "" : ` as ${to}`} from the backup of ${home.time}` };
-}
-
-/**
- * `parts` (checked: relative, no `..`) of a home snapshot back into the account's home, into its
- * place or at `beside` (which must not exist), written by the account's Linux user. The
- * destination's folders are walked without following a link (one on the way → 422, nothing
- * written), and the backup's size must fit in the home file system's free space (422). A
- * folder comes back over what is there (the backup's files replace theirs, others stay); a file
- * replaces the one there once it is whole. False when the snapshot does not hold the path.
- */
-export async function restoreHomePath(username: string, snapshot: ResticSnapshot, parts: string[], beside?: string[], signal?: AbortSignal): Promise<boolean> {
-  if (!env().systemUsers) throw new AppError("VALIDATION", "Restoring files needs SYSTEM_USERS=1 (the files are written by the account's user)");
-  const destination = beside ?? parts;
-  const field = beside ? "to" : "path";
-  const home = homeOf(username);
-  const source = homeSnapshotPath(snapshot, home, parts);
-  const entry = await homeSnapshotEntry(username, source, signal);
-  throwIfStopped(signal);
-  if (!entry) return false;
-  if (entry.kind === "other") throw validationError("path", "is a link or a special file in the backup: restore the folder that holds it");
-  const homes = await openTrustedDirectory(path.dirname(home));
-  if (!homes) throw notFound("Home");
-  let parent: FileHandle | null = null;
-  try {
-    parent = await openDirectoryPath(homes, path.join(path.basename(home), ...destination.slice(0, -1)));
-    if (!parent) throw validationError(field, "lies in a folder that no longer exists: restore that folder");
-    const name = destination.at(-1)!;
-    if (beside && (await entryExistsIn(parent, name))) throw validationError("to", "already exists: name a path that does not");
-    const free = await freeBytesOf(parent);
-    if (entry.bytes > free) throw validationError(field, `needs ${megabytes(entry.bytes)} and the home's file system has ${megabytes(free)} free`);
-    let outcome;
-    try {
-      outcome = await restoreIntoDirectory({ username, source, entry, parent, name, signal });
-    } finally {
-      // A folder made beside its place and left half written goes again, removed by the account's user.
-      if (outcome !== "restored" && beside && entry.kind === "folder") await removeAsUser(username, parent, name);
-    }
-    if (outcome === "restored") return true;
-    throwIfStopped(signal);
-    if (outcome === "a folder is in the way") throw validationError(field, "is a folder now: restore the file beside it (to)");
-    throw validationError(field, "could not be written by the account (its disk quota, or something there it may not replace?)");
-  } catch (error) {
-    if (error instanceof LinkInHomeError) throw error.forField(field);
-    throw error;
-  } finally {
-    await parent?.close();
-    await homes.close();
-  }
 }
 
 // ---- databases ----
@@ -197,6 +152,7 @@ export async function restoreHomePath(username: string, snapshot: ResticSnapshot
  */
 async function restoreDatabase(
   db: Database,
+  host: Host,
   account: { id: number; username: string },
   run: string,
   database: string,
@@ -205,37 +161,23 @@ async function restoreDatabase(
 ): Promise<{ message: string }> {
   const owned = async (name: string) =>
     (await db.select({ id: customerDatabases.id }).from(customerDatabases).where(and(eq(customerDatabases.accountId, account.id), eq(customerDatabases.databaseName, name))))[0];
-  const parts = await runParts(account.id, run);
+  const parts = await runParts(host, account.id, run);
   const snapshot = parts.get(`db:${database}`);
   if (!snapshot) throw validationError("database", "is not in this backup");
   const target = into === undefined ? database : prefixedName(account, into, "into", MAX_DATABASE_NAME);
   const exists = Boolean(await owned(target));
   if (!exists && into === undefined) throw validationError("database", "is no longer a database of this account: name the database to make for it (into)");
   const made = exists ? null : await createDatabase(db, account, { database_name: target });
-  let load: DumpLoad;
+  let load: DumpRestore;
   try {
-    load = await loadDump(snapshot, target, signal);
+    load = await restoreStep(signal, (long) => host.run("restore.dump", { snapshot, database, into: target }, long));
   } catch (error) {
     if (made) await deleteDatabase(db, account.id, made.id).catch(() => undefined);
-    throw signal?.aborted ? stopped(signal) : error;
+    throw error;
   }
   const restored = `Database ${database} restored${target === database ? "" : ` into ${target}`} from the backup of ${snapshot.time}`;
-  const missing = await notBroughtBack(await listedObjects(parts.get("part:records")!, database), target, load);
+  const missing = notBroughtBack(await listedObjects(host, parts.get("part:records")!, database), load);
   return { message: missing ? `${restored}; ${missing}` : restored };
-}
-
-/**
- * The dump of a `db:` snapshot streamed from restic into MariaDB's `into` (its tables replaced),
- * loaded as a user with rights on `into` only (lib/provisioning/mysql.ts).
- */
-export async function loadDump(snapshot: ResticSnapshot, into: string, signal?: AbortSignal): Promise<DumpLoad> {
-  const database = tagValue(snapshot, "db:");
-  const { stdout, done } = await resticStream(["dump", "--no-lock", snapshot.id, `/${database}.sql`], signal);
-  const [dumped, loaded] = await Promise.allSettled([done, loadDatabaseDump(into, stdout, signal)]);
-  // restic's failure first: a load that "succeeded" on a cut-off dump is not a restore.
-  if (dumped.status === "rejected") throw dumped.reason;
-  if (loaded.status === "rejected") throw loaded.reason;
-  return loaded.value;
 }
 
 /** One routine, view, trigger or event of a database as records.json lists it (backups since it was kept). */
@@ -243,9 +185,10 @@ export const databaseObjectRecord = z.object({ database: z.string(), type: z.str
 type DatabaseObjectRecord = z.output<typeof databaseObjectRecord>;
 
 /** What records.json (the `part:records` snapshot) lists for `database`; undefined for a run from before that list, or records that cannot be read. */
-async function listedObjects(records: ResticSnapshot, database: string): Promise<DatabaseObjectRecord[] | undefined> {
+async function listedObjects(host: Host, records: ResticSnapshot, database: string): Promise<DatabaseObjectRecord[] | undefined> {
   try {
-    const parsed = z.object({ database_objects: z.array(databaseObjectRecord).optional() }).safeParse(JSON.parse(await restic(["dump", "--no-lock", records.id, "/records.json"])));
+    const text = await host.run("backup.read-records", { snapshot_id: records.id });
+    const parsed = z.object({ database_objects: z.array(databaseObjectRecord).optional() }).safeParse(JSON.parse(text));
     return parsed.success ? parsed.data.database_objects?.filter((object) => object.database === database) : undefined;
   } catch (error) {
     console.error(`[backups] the records of the run of ${database} could not be read: ${(error as Error).message}`);
@@ -255,13 +198,13 @@ async function listedObjects(records: ResticSnapshot, database: string): Promise
 
 /**
  * What a load could not bring back, in words for the answer (null: nothing): the objects
- * `listed` for the dumped database that `target` does not have now; without a list (a run from
- * before it was kept), how many statements the server refused.
+ * `listed` for the dumped database that the target does not have after the load (`present`);
+ * without a list (a run from before it was kept), how many statements the server refused.
  */
-export async function notBroughtBack(listed: DatabaseObjectRecord[] | undefined, target: string, load: DumpLoad): Promise<string | null> {
+export function notBroughtBack(listed: DatabaseObjectRecord[] | undefined, load: DumpRestore): string | null {
   const why = "a restore makes no routine, view, trigger or event under another definer: make them again as one of the account's database users";
   if (!listed) return load.refused ? `${load.refused} statement(s) of the dump were refused (${why}, and nothing of another database)` : null;
-  const present = new Set((await mysqlProvisioner()!.databaseObjects(target)).map((object: DatabaseObject) => `${object.type} ${object.name}`));
+  const present = new Set(load.present);
   const missing = listed.filter((object) => !present.has(`${object.type} ${object.name}`));
   if (!missing.length) return null;
   return `not brought back: ${missing.map((object) => `${object.type.toLowerCase()} ${object.name}`).join(", ")} (${why})`;
@@ -282,14 +225,15 @@ export async function restoreFromRun(
   signal?: AbortSignal,
 ): Promise<{ message: string }> {
   return withRestoreLease(db, account.id, async () => {
-    if (input.database) return restoreDatabase(db, account, input.snapshot, input.database, input.into, signal);
-    if (input.path) return restorePath(account, input.snapshot, input.path, input.to, signal);
-    const run = (await listRuns(account.id)).find((candidate) => candidate.id === input.snapshot);
+    const host = await hostOfAccount(db, account.id);
+    if (input.database) return restoreDatabase(db, host, account, input.snapshot, input.database, input.into, signal);
+    if (input.path) return restorePath(host, account, input.snapshot, input.path, input.to, signal);
+    const run = (await listRuns(db, account.id)).find((candidate) => candidate.id === input.snapshot);
     if (!run) throw validationError("snapshot", "names no backup of this account");
-    const messages = [(await restorePath(account, run.id, "public_html", undefined, signal)).message];
+    const messages = [(await restorePath(host, account, run.id, "public_html", undefined, signal)).message];
     for (const database of run.databases) {
       throwIfStopped(signal);
-      messages.push((await restoreDatabase(db, account, run.id, database, undefined, signal)).message);
+      messages.push((await restoreDatabase(db, host, account, run.id, database, undefined, signal)).message);
     }
     return { message: messages.join(". ") };
   });

@@ -77,7 +77,17 @@ const username = z.string().trim().toLowerCase().regex(/^[a-z][a-z0-9_]{0,31}$/,
 
 export const usernameParams = z.object({ username });
 
-/** POST /api/admin/backups/restore-account: a terminated account back; the newest restore point when `snapshot` is left out. */
-export const restoreAccountBodySchema = z.object({ username, snapshot: z.string().min(1).max(64).optional() }).strict();
+/** A node's name, whose repository holds a terminated account's backups (`local` when left out). */
+const nodeName = z.string().trim().toLowerCase().min(1).max(31);
+
+/** GET /api/admin/backups/usernames/{username}?node=: the node whose repository to read. */
+export const usernameRunsQuerySchema = z.object({ node: nodeName.optional() });
+
+/**
+ * POST /api/admin/backups/restore-account: a terminated account back, on the node whose
+ * repository holds its backups (`local` when left out); the newest restore point when
+ * `snapshot` is left out.
+ */
+export const restoreAccountBodySchema = z.object({ username, snapshot: z.string().min(1).max(64).optional(), node: nodeName.optional() }).strict();
 
 export const restoredAccountSchema = hostingAccountSchema.extend({ message: z.string() });

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { Readable } from "node:stream";
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import {
@@ -12,7 +11,6 @@ import {
   dnsRecords,
   domains,
   hostingAccounts,
-  nodes,
   phpSettings,
   phpVersions,
   plans,
@@ -20,25 +18,24 @@ import {
 } from "@/db/schema";
 import { type AccountManager, managedBy } from "@/lib/accounts/manager";
 import { getAccount } from "@/lib/accounts/service";
-import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import { env } from "@/lib/env";
 import { AppError, notFound } from "@/lib/errors";
-import { HOME_ARCHIVE, startHomeArchive } from "@/lib/provisioning/home-backup";
-import { fileOwner, homeOf } from "@/lib/provisioning/home-layout";
-import { type DatabaseObject, mysqlProvisioner, startDatabaseDump } from "@/lib/provisioning/mysql";
-import { ensureRepository, isMissingRepository, restic, snapshotsTagged, type ResticSnapshot } from "@/lib/provisioning/restic";
+import { type Host, hostOfAccount } from "@/lib/nodes/hosts";
+import type { DumpedObject } from "@/lib/provisioning/backup-runs";
+import type { ResticSnapshot } from "@/lib/provisioning/restic";
 
 // Backups (docs/backups.md "What a backup holds"): restic, one restore point ("run") per account
-// per backup. restic
-// 0.14 (Debian 12) cannot put a file tree and a program's output in one snapshot, so a run is
-// several snapshots sharing the tag `run:<id>`: `home` (home.tar: the home as the account's own
-// Linux user reads it, never root — lib/provisioning/home-backup.ts), one `db:<name>`
-// per database (mariadb-dump --single-transaction piped into `restic backup --stdin`: a
-// consistent dump, never on disk in clear) and `records` (the panel's rows of the account as
-// JSON), written last: a run without it did not complete and is neither listed nor restored.
-// All carry `account:<username>`. A failure records a short reason in account_backups (the
-// tools' own words go to the panel's log) and removes nothing: older runs stay until `restic
-// forget` (retention) drops them. Restores are lib/backups/restores.ts.
+// per backup, in the repository of the machine that hosts the account (its node: the work runs
+// there, lib/provisioning/backup-runs.ts, through lib/nodes/hosts.ts). restic 0.14 (Debian 12) cannot
+// put a file tree and a program's output in one snapshot, so a run is several snapshots sharing
+// the tag `run:<id>`: `home` (home.tar: the home as the account's own Linux user reads it,
+// never root — lib/provisioning/home-backup.ts), one `db:<name>` per database (mariadb-dump
+// --single-transaction piped into `restic backup --stdin`: a consistent dump, never on disk in
+// clear) and `records` (the panel's rows of the account as JSON), written last: a run without it
+// did not complete and is neither listed nor restored. All carry `account:<username>`. A
+// failure records a short reason in account_backups (the tools' own words go to the log of the
+// machine that ran them) and removes nothing: older runs stay until retention drops them.
+// Restores are lib/backups/restores.ts.
 
 export interface BackupRun {
   /** The run's id: what restores name (`snapshot`). */
@@ -60,7 +57,7 @@ export const tagValue = (snapshot: ResticSnapshot, prefix: string) => snapshot.t
  * files and dumps (lib/backups/restore-account.ts reads it). Database users carry their MariaDB
  * password hashes, so their passwords come back without the panel ever knowing them.
  */
-async function accountRecords(db: Queryable, accountId: number, databaseObjects: (DatabaseObject & { database: string })[]) {
+async function accountRecords(db: Queryable, accountId: number, machine: { objects: DumpedObject[]; password_hashes: Record<string, string | null> }) {
   const [account] = await db
     .select({ account: hostingAccounts, plan: plans.name })
     .from(hostingAccounts)
@@ -76,7 +73,6 @@ async function accountRecords(db: Queryable, accountId: number, databaseObjects:
   ).map(({ domain, phpVersion }) => ({ ...domain, php_version: phpVersion }));
   const databaseRows = await db.select().from(customerDatabases).where(eq(customerDatabases.accountId, accountId));
   const userRows = await db.select().from(databaseUsers).where(eq(databaseUsers.accountId, accountId));
-  const server = mysqlProvisioner();
   return {
     format: RECORDS_FORMAT,
     account: account.account,
@@ -84,62 +80,22 @@ async function accountRecords(db: Queryable, accountId: number, databaseObjects:
     domains: domainRows,
     dns_records: domainRows.length ? await db.select().from(dnsRecords).where(inArray(dnsRecords.domainId, domainRows.map((row) => row.id))) : [],
     databases: databaseRows,
-    database_users: await Promise.all(userRows.map(async (row) => ({ ...row, password_hash: (await server?.passwordHash(row.username)) ?? null }))),
+    database_users: userRows.map((row) => ({ ...row, password_hash: machine.password_hashes[row.username] ?? null })),
     database_grants: databaseRows.length ? await db.select().from(databaseGrants).where(inArray(databaseGrants.databaseId, databaseRows.map((row) => row.id))) : [],
     php_settings: await db.select().from(phpSettings).where(eq(phpSettings.accountId, accountId)),
     cron_jobs: await db.select().from(cronJobs).where(eq(cronJobs.accountId, accountId)),
     ssh_keys: await db.select().from(sshKeys).where(eq(sshKeys.accountId, accountId)),
     // Each database's routines, views, triggers and events as they were dumped: a restore names
     // those it could not bring back (lib/backups/restores.ts).
-    database_objects: databaseObjects,
+    database_objects: machine.objects,
   };
 }
 
 /** The version of the records document (records.json) this panel writes. */
 export const RECORDS_FORMAT = 1;
 
-/**
- * mariadb-dump of one database (without --databases: no CREATE DATABASE or USE in it, so it
- * loads wherever a restore names) piped into restic; the dump's own failure fails the snapshot.
- * Its routines, views, triggers and events are listed first, for the records.
- */
-async function backupDatabase(database: string, tags: string[]): Promise<(DatabaseObject & { database: string })[]> {
-  const objects = (await mysqlProvisioner()!.databaseObjects(database)).map((object) => ({ database, ...object }));
-  const dump = await startDatabaseDump(database);
-  const stored = restic(["backup", "--stdin", "--stdin-filename", `${database}.sql`, ...tags.flatMap((tag) => ["--tag", tag])], dump.stdout);
-  const [dumpResult, storeResult] = await Promise.allSettled([dump.done, stored]);
-  if (dumpResult.status === "rejected") {
-    // A snapshot of a half dump must not pass for a backup: it is forgotten at once.
-    await forgetRun(tags);
-    throw dumpResult.reason;
-  }
-  if (storeResult.status === "rejected") throw storeResult.reason;
-  return objects;
-}
-
-/**
- * The home as its own Linux user reads it (tar, lib/provisioning/home-backup.ts) piped into
- * restic as home.tar; nothing when the account has no home. A read that failed forgets what
- * restic stored of it. Which failure is told: tar's own (restic then got a cut-off or empty
- * stream), else restic's (tar then ends on the closed pipe).
- */
-async function backupHome(username: string, tags: string[]): Promise<void> {
-  const archive = await startHomeArchive(homeOf(username), fileOwner(username));
-  if (!archive) return;
-  const stored = restic(["backup", "--stdin", "--stdin-filename", HOME_ARCHIVE, ...tags.flatMap((tag) => ["--tag", tag])], archive.stdout);
-  const [readResult, storeResult] = await Promise.allSettled([archive.done, stored]);
-  const readFailedItself = readResult.status === "rejected" && readResult.reason instanceof AppError;
-  if (storeResult.status === "rejected" && !readFailedItself) throw storeResult.reason;
-  if (readResult.status === "rejected") {
-    await forgetRun(tags);
-    throw readResult.reason;
-  }
-}
-
-async function forgetRun(tags: string[]): Promise<void> {
-  const run = tags.find((tag) => tag.startsWith("run:"));
-  if (run) await restic(["forget", "--tag", run]).catch(() => undefined);
-}
+/** How long a backup run may take on its machine. */
+const BACKUP_DEADLINE_MS = 6 * 60 * 60_000;
 
 /** One write per outcome: a success with the restore points and size when they could be read (else the last ones known). */
 async function recordOutcome(db: Queryable, accountId: number, outcome: { error: string } | { runs: number | null; sizeBytes: number | null }): Promise<void> {
@@ -169,51 +125,40 @@ function failureReason(username: string, error: unknown): string {
  * recorded, then thrown.
  */
 export async function backupAccount(db: Database, accountId: number): Promise<BackupRun> {
-  const [account] = await db
-    .select({ username: hostingAccounts.username, node: nodes.name })
-    .from(hostingAccounts)
-    .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
-    .where(eq(hostingAccounts.id, accountId));
+  const [account] = await db.select({ username: hostingAccounts.username }).from(hostingAccounts).where(eq(hostingAccounts.id, accountId));
   if (!account) throw notFound("Hosting account");
   const { username } = account;
-  // Its home and databases are on another machine (docs/nodes.md): not backed up from here yet.
-  if (account.node !== LOCAL_NODE) {
-    const reason = `${username} lives on the node ${account.node}: backups of accounts on other nodes are not available yet`;
-    await recordOutcome(db, accountId, { error: reason });
-    throw new AppError("VALIDATION", reason);
-  }
   const run = new Date().toISOString().replace(/[-:.]/g, "").replace("T", "-").replace("Z", "");
   const tags = [ownerTag(accountId), accountTag(username), runTag(run)];
-  let names: string[] = [];
+  const databases = (await db.select({ name: customerDatabases.databaseName }).from(customerDatabases).where(eq(customerDatabases.accountId, accountId))).map(
+    (database) => database.name,
+  );
   const fail = async (error: unknown): Promise<never> => {
     const reason = failureReason(username, error);
     await recordOutcome(db, accountId, { error: reason });
     throw error instanceof AppError ? error : new AppError("VALIDATION", reason);
   };
+  let host: Host;
   try {
-    await ensureRepository();
-    await backupHome(username, [...tags, "part:home"]);
-    const databases = await db.select({ name: customerDatabases.databaseName }).from(customerDatabases).where(eq(customerDatabases.accountId, accountId));
-    if (databases.length && !env().mysqlProvisionUrl) throw new AppError("VALIDATION", "the account has databases but MYSQL_PROVISION_URL is not set");
-    const objects: (DatabaseObject & { database: string })[] = [];
-    names = databases.map((database) => database.name);
-    for (const { name } of databases) objects.push(...(await backupDatabase(name, [...tags, `db:${name}`])));
-    const records = JSON.stringify(await accountRecords(db, accountId, objects));
-    await restic(["backup", "--stdin", "--stdin-filename", "records.json", ...[...tags, "part:records"].flatMap((tag) => ["--tag", tag])], Readable.from([records]));
+    host = await hostOfAccount(db, accountId);
+    const users = await db.select({ username: databaseUsers.username }).from(databaseUsers).where(eq(databaseUsers.accountId, accountId));
+    const machine = await host.run("backup.parts", { username, tags, databases, database_users: users.map((user) => user.username) }, { deadlineMs: BACKUP_DEADLINE_MS });
+    const records = JSON.stringify(await accountRecords(db, accountId, machine));
+    await host.run("backup.records", { tags, records }, { deadlineMs: BACKUP_DEADLINE_MS });
   } catch (error) {
     return fail(error);
   }
   // Complete and listed: the status says so before retention runs.
-  await recordSuccess(db, accountId);
+  await recordSuccess(db, host, accountId);
   let runs: BackupRun[] = [];
   try {
-    await applyRetention(accountId);
-    runs = await recordSuccess(db, accountId);
+    await applyRetention(host, accountId);
+    runs = await recordSuccess(db, host, accountId);
   } catch (error) {
     return fail(error);
   }
   // As listed; as it was made when the list could not be read.
-  return runs.find((candidate) => candidate.id === run) ?? { id: run, time: new Date().toISOString(), size_bytes: null, databases: names };
+  return runs.find((candidate) => candidate.id === run) ?? { id: run, time: new Date().toISOString(), size_bytes: null, databases };
 }
 
 /**
@@ -253,11 +198,11 @@ export function runsToKeep(runs: { id: string; time: string }[], keep: { last: n
  * Forgets (and prunes) the snapshots of the account's runs retention does not keep, and of runs
  * left incomplete (a run cut short; the backup lease means none is being written now).
  */
-async function applyRetention(accountId: number): Promise<void> {
-  const snapshots = await snapshotsWith([ownerTag(accountId)]);
-  const kept = runsToKeep(await listRuns(accountId), env().backup.keep);
+async function applyRetention(host: Host, accountId: number): Promise<void> {
+  const snapshots = await host.run("backup.snapshots", { tags: [ownerTag(accountId)] });
+  const kept = runsToKeep(runsOf(snapshots), env().backup.keep);
   const forgotten = snapshots.filter((snapshot) => !kept.has(tagValue(snapshot, "run:") ?? ""));
-  if (forgotten.length) await restic(["forget", "--prune", ...forgotten.map((snapshot) => snapshot.id)]);
+  await host.run("backup.forget", { ids: forgotten.map((snapshot) => snapshot.id) }, { deadlineMs: BACKUP_DEADLINE_MS });
 }
 
 /**
@@ -265,32 +210,21 @@ async function applyRetention(accountId: number): Promise<void> {
  * (deduplicated, compressed data); the runs. A count or size restic could not give (its failure
  * logged) keeps the last one known: the success itself is always recorded.
  */
-async function recordSuccess(db: Queryable, accountId: number): Promise<BackupRun[]> {
-  const runs = await listRuns(accountId).catch(() => null);
-  const stats = await restic(["stats", "--no-lock", "--json", "--mode", "raw-data", "--tag", ownerTag(accountId)]).then(
-    (text) => JSON.parse(text) as { total_size?: number },
-    () => null,
-  );
-  await recordOutcome(db, accountId, { runs: runs?.length ?? null, sizeBytes: stats ? (stats.total_size ?? 0) : null });
+async function recordSuccess(db: Queryable, host: Host, accountId: number): Promise<BackupRun[]> {
+  const runs = await host.run("backup.snapshots", { tags: [ownerTag(accountId)] }).then(runsOf, () => null);
+  const sizeBytes = await host.run("backup.stored-bytes", { tag: ownerTag(accountId) }).catch(() => null);
+  await recordOutcome(db, accountId, { runs: runs?.length ?? null, sizeBytes });
   return runs ?? [];
 }
 
-/** The snapshots with all of `tags`; none while the repository has not been made yet. */
-export async function snapshotsWith(tags: string[]): Promise<ResticSnapshot[]> {
-  return snapshotsTagged(tags.join(",")).catch((error) => {
-    if (isMissingRepository(error)) return [];
-    throw error;
-  });
-}
-
 /**
- * The complete runs of the snapshots with `tag` (an account's, or a username's), newest first:
- * a run is complete once its records (written last) are there; one still being written, or cut
- * short, is not a restore point.
+ * The complete runs of `snapshots` (an account's, or a username's), newest first: a run is
+ * complete once its records (written last) are there; one still being written, or cut short,
+ * is not a restore point.
  */
-export async function runsTagged(tag: string): Promise<(BackupRun & { account_id: number })[]> {
+export function runsOf(snapshots: ResticSnapshot[]): (BackupRun & { account_id: number })[] {
   const runs = new Map<string, BackupRun & { account_id: number; complete: boolean }>();
-  for (const snapshot of await snapshotsWith([tag])) {
+  for (const snapshot of snapshots) {
     const id = tagValue(snapshot, "run:");
     if (!id) continue;
     const run = runs.get(id) ?? { id, time: snapshot.time, size_bytes: null, databases: [], account_id: Number(tagValue(snapshot, "account-id:")), complete: false };
@@ -305,9 +239,10 @@ export async function runsTagged(tag: string): Promise<(BackupRun & { account_id
     .sort((a, b) => b.id.localeCompare(a.id));
 }
 
-/** The account's runs, newest first. */
-export async function listRuns(accountId: number): Promise<BackupRun[]> {
-  return (await runsTagged(ownerTag(accountId))).map(({ account_id: _owner, ...run }) => run);
+/** The account's runs, newest first, as its node's repository holds them. */
+export async function listRuns(db: Queryable, accountId: number): Promise<BackupRun[]> {
+  const host = await hostOfAccount(db, accountId);
+  return runsOf(await host.run("backup.snapshots", { tags: [ownerTag(accountId)] })).map(({ account_id: _owner, ...run }) => run);
 }
 
 /**
@@ -373,7 +308,7 @@ async function managedUsername(db: Queryable, manager: AccountManager, accountId
 
 export async function listAccountRuns(db: Queryable, manager: AccountManager, accountId: number) {
   await managedUsername(db, manager, accountId);
-  return { snapshots: await listRuns(accountId) };
+  return { snapshots: await listRuns(db, accountId) };
 }
 
 /**
@@ -408,15 +343,8 @@ export async function backupAllAccounts(db: Database, notBackedUpSince?: Date): 
   const accounts = await db
     .select({ id: hostingAccounts.id, username: hostingAccounts.username })
     .from(hostingAccounts)
-    .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
     .leftJoin(accountBackups, eq(accountBackups.accountId, hostingAccounts.id))
-    .where(
-      and(
-        // The panel's own machine's accounts: those of other nodes are not backed up from here yet.
-        eq(nodes.name, LOCAL_NODE),
-        notBackedUpSince ? sql`${accountBackups.lastSuccessAt} is null or ${accountBackups.lastSuccessAt} < ${notBackedUpSince}` : undefined,
-      ),
-    )
+    .where(notBackedUpSince ? sql`${accountBackups.lastSuccessAt} is null or ${accountBackups.lastSuccessAt} < ${notBackedUpSince}` : undefined)
     .orderBy(asc(hostingAccounts.username));
   const failures: Record<string, string> = {};
   for (const account of accounts) {

@@ -67,8 +67,8 @@ const USAGE = `Usage: npm run panel -- <command> [--json]
   node remove NAME        (revoke: the node's credentials stop connecting; only without accounts)
   (on a node: node join --panel URL --token TOKEN --nats URL, node agent)
   backup run [USER]       (every account without USER; failures listed, exit 1)
-  backup list USER
-  backup restore USER SNAPSHOT [--database NAME [--into NAME] | --path PATH [--to PATH]]
+  backup list USER [--node NAME]
+  backup restore USER SNAPSHOT [--database NAME [--into NAME] | --path PATH [--to PATH] | --node NAME]
                           (neither: public_html and every database of that restore point;
                           a terminated USER: the whole account made again)`;
 
@@ -102,9 +102,12 @@ const optionSpec = {
   "max-dns-records": { type: "string" },
   "disk-mb": { type: "string" },
   database: { type: "string" },
+  into: { type: "string" },
   path: { type: "string" },
+  to: { type: "string" },
   ipv4: { type: "string" },
   "ssh-host": { type: "string" },
+  node: { type: "string" },
 } as const;
 
 function required(options: Options, name: string): string {
@@ -350,12 +353,13 @@ const commands: Record<string, Command> = {
     return { json: { failures }, text: "Every account backed up." };
   },
 
-  async "backup list"(db, _options, args) {
+  async "backup list"(db, options, args) {
     const username = args[0];
     if (!username) throw new UsageError("give the account's username");
-    // A terminated account's username: its restore points are still listed (and restorable).
+    // A terminated account's username: its restore points are still listed (and restorable), from
+    // the repository of the node that made them (--node, local when left out).
     const id = await findAccountIdByUsername(db, username);
-    const { snapshots } = id ? await listAccountRuns(db, ADMIN, id) : await listUsernameRuns(username);
+    const { snapshots } = id ? await listAccountRuns(db, ADMIN, id) : await listUsernameRuns(db, username, options.node as string | undefined);
     const text = snapshots.length ? snapshots.map((run) => `${run.id}	${run.time}	${run.databases.join(",")}`).join("\n") : "No backups.";
     return { json: { snapshots }, text };
   },
@@ -368,7 +372,7 @@ const commands: Record<string, Command> = {
     if (!id) {
       // No account of that name: the whole account is made again from the restore point.
       if (options.database || options.path) throw new UsageError(`${username} has no account: restore it whole first (without --database or --path)`);
-      const account = await restoreTerminatedAccount(db, actor, restoreAccountBodySchema.parse({ username, snapshot }));
+      const account = await restoreTerminatedAccount(db, actor, restoreAccountBodySchema.parse({ username, snapshot, node: options.node }));
       return { json: account, text: `${account.message} (account id ${account.id}).` };
     }
     const input = restoreBodySchema.parse({ snapshot, database: options.database, into: options.into, path: options.path, to: options.to });

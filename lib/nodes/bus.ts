@@ -10,6 +10,7 @@ import {
   JOBS_STREAM,
   jobsConsumer,
   jobsSubject,
+  LONG_JOB_SILENCE_S,
   NODE_NAME,
 } from "@/lib/agent/protocol";
 import { loadOrCreateIdentity } from "@/lib/agent/identity";
@@ -39,8 +40,15 @@ export interface Bus {
 
 const globalForBus = globalThis as unknown as {
   __panelBus?: Promise<Bus>;
-  __panelResultWaiters?: Map<string, { node: string; resolve: (result: JobResult) => void }>;
+  __panelResultWaiters?: Map<string, ResultWaiter>;
 };
+
+/** A request waiting for a job's result: from `node` only; `working`: the job said it is still at it. */
+interface ResultWaiter {
+  node: string;
+  resolve(result: JobResult): void;
+  working(): void;
+}
 const waiters = (globalForBus.__panelResultWaiters ??= new Map());
 
 /** The panel's public key, from its seed file (made on first use), without connecting. */
@@ -74,12 +82,15 @@ async function openBus(url: string, seedFile: string): Promise<Bus> {
   });
   const manager = await jetstreamManager(connection);
   await ensureJobsStream(manager);
-  // Results reach the process that waits for them, whichever instance the node answered.
-  connection.subscribe("panel.events.*.result", {
-    callback: (error, message) => {
-      if (!error) deliverResult(message.subject, message.data);
-    },
-  });
+  // Results (and a long job's word that it is still at it) reach the process that waits for
+  // them, whichever instance the node answered.
+  for (const kind of ["result", "working"] as const) {
+    connection.subscribe(`panel.events.*.${kind}`, {
+      callback: (error, message) => {
+        if (!error) deliverToWaiter(kind, message.subject, message.data);
+      },
+    });
+  }
   return { connection, manager, client: jetstream(connection), publicKey: identity.publicKey };
 }
 
@@ -130,35 +141,53 @@ export async function withdrawJob(bus: Bus, sequence: number): Promise<boolean> 
   return bus.manager.streams.deleteMessage(JOBS_STREAM, sequence, false).catch(() => false);
 }
 
-/** The result of job `id` from `node`, or null after `timeoutMs`. */
-export function waitForResult(node: string, id: string, timeoutMs: number): Promise<JobResult | null> {
+/**
+ * The result of job `id` from `node`: null when none came within `firstWithinMs`, when a long job
+ * that said it was working went silent for LONG_JOB_SILENCE_S, or when `signal` aborts.
+ * `started`: the job said it was working (a long job the node had taken).
+ */
+export function waitForResult(node: string, id: string, firstWithinMs: number, signal?: AbortSignal): Promise<{ result: JobResult | null; started: boolean }> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => {
+    let started = false;
+    let timer: NodeJS.Timeout | undefined;
+    const end = (result: JobResult | null) => {
+      clearTimeout(timer);
       waiters.delete(id);
-      resolve(null);
-    }, timeoutMs);
+      signal?.removeEventListener("abort", stop);
+      resolve({ result, started });
+    };
+    const stop = () => end(null);
+    const waitUpTo = (ms: number) => {
+      clearTimeout(timer);
+      timer = setTimeout(stop, ms);
+    };
+    if (signal?.aborted) return stop();
+    signal?.addEventListener("abort", stop, { once: true });
+    waitUpTo(firstWithinMs);
     waiters.set(id, {
       node,
-      resolve: (result: JobResult) => {
-        clearTimeout(timer);
-        waiters.delete(id);
-        resolve(result);
+      resolve: end,
+      working: () => {
+        started = true;
+        waitUpTo(LONG_JOB_SILENCE_S * 1000);
       },
     });
   });
 }
 
-/** A node's result, to whoever waits for it — only when that node is the one the job went to. */
-function deliverResult(subject: string, data: Uint8Array): void {
+/** A node's result or `working` word, to whoever waits for the job — only when that node is the one the job went to. */
+function deliverToWaiter(kind: "result" | "working", subject: string, data: Uint8Array): void {
   const node = subject.split(".")[2];
-  let result: JobResult;
+  let body: { id?: unknown };
   try {
-    result = decodeMessage(data) as JobResult;
+    body = decodeMessage(data) as { id?: unknown };
   } catch {
     return;
   }
-  const waiter = typeof result?.id === "string" ? waiters.get(result.id) : undefined;
-  if (waiter && waiter.node === node) waiter.resolve(result);
+  const waiter = typeof body?.id === "string" ? waiters.get(body.id) : undefined;
+  if (!waiter || waiter.node !== node) return;
+  if (kind === "result") waiter.resolve(body as JobResult);
+  else waiter.working();
 }
 
 /**

@@ -29,8 +29,15 @@ export class NodeUnavailableError extends UnavailableError {
   }
 }
 
-function newJob(op: string, args: unknown, expiresAt?: number): Job {
-  return { id: randomUUID(), protocol: PROTOCOL_VERSION, op, args, ...(expiresAt === undefined ? {} : { expires_at: expiresAt }) };
+function newJob(op: string, args: unknown, times: { expiresAt?: number; deadlineAt?: number } = {}): Job {
+  return {
+    id: randomUUID(),
+    protocol: PROTOCOL_VERSION,
+    op,
+    args,
+    ...(times.expiresAt === undefined ? {} : { expires_at: times.expiresAt }),
+    ...(times.deadlineAt === undefined ? {} : { deadline_at: times.deadlineAt }),
+  };
 }
 
 /** A node's refusal as the panel's error: its words for a refusal, generic words for a fault. */
@@ -47,23 +54,34 @@ export const nodeTakesJobs = (node: NodeRow) => {
 };
 
 /**
- * Runs `op` on `node` and waits for its value. `afterSilence`: what to queue for the node when it
- * did not answer in time (a reconcile of the account), or nothing.
+ * How a long operation (a backup, a restore) runs: stopped at `deadlineMs` from now, and no
+ * longer waited for when `signal` aborts (on another node it then goes on until its deadline).
  */
-export async function runOnNodeNow(node: NodeRow, op: string, args: unknown, afterSilence?: () => Promise<void>): Promise<unknown> {
+export interface LongRun {
+  deadlineMs: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs `op` on `node` and waits for its value. `afterSilence`: what to queue for the node when it
+ * did not answer in time (a reconcile of the account), or nothing. `long`: a long job, which the
+ * node runs beside its other jobs and the request waits for as long as the node says it is at it.
+ */
+export async function runOnNodeNow(node: NodeRow, op: string, args: unknown, afterSilence?: () => Promise<void>, long?: LongRun): Promise<unknown> {
   if (!nodeTakesJobs(node)) throw new NodeUnavailableError(node.name);
   const bus = await panelBus()!;
   const timeoutMs = env().nodeJobTimeoutMs;
-  const job = newJob(op, args, Date.now() + timeoutMs);
-  const answer = waitForResult(node.name, job.id, timeoutMs);
+  const job = newJob(op, args, { expiresAt: Date.now() + timeoutMs, deadlineAt: long && Date.now() + long.deadlineMs });
+  const answer = waitForResult(node.name, job.id, timeoutMs, long?.signal);
   const sequence = await publishJob(bus, node.name, job);
-  const result = await answer;
+  const { result, started } = await answer;
   if (!result) {
+    if (long?.signal?.aborted) throw long.signal.reason;
     // Taken back if it is still queued; a node that had it already drops it past its expiry, and
     // the reconcile that follows undoes whatever it did meanwhile.
-    await withdrawJob(bus, sequence);
+    if (!started) await withdrawJob(bus, sequence);
     await afterSilence?.();
-    throw new NodeUnavailableError(node.name);
+    throw started ? new UnavailableError(`The node ${node.name} stopped answering before it had finished; try again later`, NODE_RETRY_AFTER_S) : new NodeUnavailableError(node.name);
   }
   if (!result.ok) throw resultError(node.name, result);
   return result.value;

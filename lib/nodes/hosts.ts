@@ -4,7 +4,7 @@ import { hostingAccounts, nodes } from "@/db/schema";
 import { nodeOperations, type OperationInput, type OperationName, type OperationOutput } from "@/lib/agent/operations";
 import { notFound } from "@/lib/errors";
 import { type DatabaseServerCall, type MysqlProvisioner, mysqlProvisioner } from "@/lib/provisioning/mysql";
-import { runOnNodeNow } from "./dispatch";
+import { type LongRun, runOnNodeNow } from "./dispatch";
 import { LOCAL_NODE } from "./schemas";
 
 // Where an account's work runs (docs/nodes.md "How it works"): the machine that hosts it. For
@@ -18,11 +18,15 @@ export type NodeRow = typeof nodes.$inferSelect;
 export interface Host {
   node: NodeRow;
   local: boolean;
-  run<Name extends OperationName>(op: Name, input: OperationInput<Name>): Promise<OperationOutput<Name>>;
+  /** `long`: a backup or a restore, stopped at its deadline (lib/nodes/dispatch.ts LongRun). */
+  run<Name extends OperationName>(op: Name, input: OperationInput<Name>, long?: LongRun): Promise<OperationOutput<Name>>;
 }
 
-const runHere = <Name extends OperationName>(op: Name, input: OperationInput<Name>) =>
-  (nodeOperations[op] as (input: OperationInput<Name>) => Promise<OperationOutput<Name>>)(input);
+const runHere = <Name extends OperationName>(op: Name, input: OperationInput<Name>, long?: LongRun) => {
+  const deadline = long && AbortSignal.timeout(long.deadlineMs);
+  const signal = deadline && (long.signal ? AbortSignal.any([long.signal, deadline]) : deadline);
+  return (nodeOperations[op] as (input: OperationInput<Name>, signal?: AbortSignal) => Promise<OperationOutput<Name>>)(input, signal);
+};
 
 /**
  * The host of `node`. `accountId`: the account whose change this is; when its node took a job
@@ -35,7 +39,7 @@ export function hostOfNode(node: NodeRow, accountId?: number): Host {
   return {
     node,
     local: false,
-    run: async (op, input) => (await runOnNodeNow(node, op, input, afterSilence)) as OperationOutput<typeof op>,
+    run: async (op, input, long) => (await runOnNodeNow(node, op, input, afterSilence, long)) as OperationOutput<typeof op>,
   };
 }
 
@@ -44,6 +48,13 @@ export async function nodeOfAccount(db: Queryable, accountId: number): Promise<N
   const [row] = await db.select({ node: nodes }).from(hostingAccounts).innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId)).where(eq(hostingAccounts.id, accountId));
   if (!row) throw notFound("Hosting account");
   return row.node;
+}
+
+/** The host of the node `name` (404 when there is no such node). */
+export async function hostNamed(db: Queryable, name: string): Promise<Host> {
+  const [node] = await db.select().from(nodes).where(eq(nodes.name, name));
+  if (!node) throw notFound("Node");
+  return hostOfNode(node);
 }
 
 /** The host of an account (404 when there is no such account). */
@@ -66,6 +77,7 @@ export async function databaseServerOf(db: Queryable, accountId: number): Promis
     createUser: async (username, password, options) => void (await call("createUser", username, password, options)),
     dropUser: async (username) => void (await call("dropUser", username)),
     setUserLocked: async (username, locked) => void (await call("setUserLocked", username, locked)),
+    setPasswordHash: async (username, hash) => void (await call("setPasswordHash", username, hash)),
     grant: async (username, database, privileges) => void (await call("grant", username, database, privileges)),
     revoke: async (username, database) => void (await call("revoke", username, database)),
     databaseSizesMb: async (names) => new Map((await call("databaseSizesMb", names)) as [string, number][] | undefined),

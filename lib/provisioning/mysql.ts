@@ -217,7 +217,7 @@ export function mysqlProvisioner(): MysqlProvisioner | null {
 // ---- The same server, asked by name: what a node's agent runs for the panel (lib/nodes/hosts.ts) ----
 
 /** The calls of MysqlProvisioner the panel makes on an account's node. */
-export const DATABASE_SERVER_CALLS = ["createDatabase", "dropDatabase", "createUser", "dropUser", "setUserLocked", "grant", "revoke", "databaseSizesMb"] as const;
+export const DATABASE_SERVER_CALLS = ["createDatabase", "dropDatabase", "createUser", "dropUser", "setUserLocked", "setPasswordHash", "grant", "revoke", "databaseSizesMb"] as const;
 export type DatabaseServerCall = (typeof DATABASE_SERVER_CALLS)[number];
 
 /**

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -8,6 +9,7 @@ import type { Database } from "@/db/client";
 import { nodeJobs } from "@/db/schema";
 import { testBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
+import { backUp } from "../support/backups";
 import { apiClient } from "../support/http";
 import { startNats, type TestNats } from "../support/nats";
 import { makeKey } from "../support/seed";
@@ -120,6 +122,91 @@ for (const backend of testBackends()) {
       assert.equal((await n1().visit(`blog.${domain}`, "/index.html")).text, "blog\n");
     });
 
+    test("backups run on the account's node, into that node's own repository, and restore there", async () => {
+      const runs: Record<string, string> = {};
+      for (const node of nodes) {
+        const { id, username } = accounts[node.name];
+        fs.writeFileSync(path.join(node.host.root, "home", username, "public_html", "kept.txt"), `kept on ${node.name}\n`, { mode: 0o644 });
+        runs[node.name] = await backUp(admin(), id);
+        // The run is in the node's repository (its DATA_DIR, its password), the panel's has none.
+        const snapshots = JSON.parse(
+          execFileSync("restic", ["snapshots", "--no-lock", "--json", "--tag", `run:${runs[node.name]}`], {
+            encoding: "utf8",
+            env: { ...process.env, RESTIC_REPOSITORY: path.join(node.env.DATA_DIR, "backups"), RESTIC_PASSWORD_FILE: path.join(node.env.DATA_DIR, "backup-password") },
+          }),
+        ) as { tags: string[] }[];
+        assert.deepEqual(snapshots.map((snapshot) => snapshot.tags.find((tag) => tag.startsWith("part:"))).sort(), ["part:home", "part:records"]);
+        // Its success is recorded once the node has said what the run stored.
+        await waitFor("its success in the status", async () => {
+          const status = (await admin().get("/api/admin/backups")).body.accounts.find((account: { account_id: number }) => account.account_id === id);
+          return status.last_success_at && status.snapshots === 1;
+        });
+      }
+      assert.equal(fs.existsSync(path.join(env.database.env.DATA_DIR, "backups")), false, "nothing of the nodes' accounts in the panel's own repository");
+
+      const { id, username } = accounts.n1;
+      const client = apiClient(env.server.baseUrl, env.seed.adminKey, username);
+      assert.deepEqual((await client.get("/api/client/backups")).body.snapshots.map((run: { id: string }) => run.id), [runs.n1]);
+      const file = path.join(n1().host.root, "home", username, "public_html", "kept.txt");
+      fs.rmSync(file);
+      const restored = await client.post(`/api/client/backups/${runs.n1}/restore`, { path: "public_html/kept.txt" });
+      assert.equal(restored.status, 200, JSON.stringify(restored.body));
+      assert.equal(fs.readFileSync(file, "utf8"), "kept on n1\n");
+      // Written by the account's own user, on its node.
+      assert.equal(fs.statSync(file).uid, Number(n1().host.run("id", ["-u", username]).stdout));
+      const refused = await admin().post(`/api/admin/accounts/${id}/restore`, { snapshot: runs.n1, path: "public_html/missing.txt" });
+      assert.equal(refused.status, 422);
+      assert.ok(refused.body.errors?.path, JSON.stringify(refused.body));
+    });
+
+    test("a backup while its node does not answer fails in the panel's words, naming the node; its list is a 503", async () => {
+      const { id } = accounts.n1;
+      const since = Date.now() - 1000;
+      n1().agent!.kill("SIGSTOP");
+      try {
+        // Started once the run before has given the backup lease back.
+        await waitFor("the backup started", async () => (await admin().post(`/api/admin/accounts/${id}/backups`)).status === 202);
+        const status = await waitFor("the failure recorded", async () => {
+          const line = (await admin().get("/api/admin/backups")).body.accounts.find((account: { account_id: number }) => account.account_id === id);
+          return line?.last_failure_at && Date.parse(line.last_failure_at) >= since ? line : null;
+        });
+        assert.match(status.last_error, /the node n1 .*does not answer/i);
+        const listed = await admin().get(`/api/admin/accounts/${id}/backups`);
+        assert.equal(listed.status, 503, JSON.stringify(listed.body));
+      } finally {
+        n1().agent!.kill("SIGCONT");
+      }
+      await waitFor("n1 active again", async () => (await nodeRecord("n1")).state === "active");
+    });
+
+    test("an agent that stops in the middle of a backup: the panel gives up after 30 s without word of it, and lists no half run", async () => {
+      const { id, username } = accounts.n1;
+      const big = path.join(n1().host.root, "home", username, "public_html", "big.bin");
+      execFileSync("head", ["-c", String(300 * 1024 * 1024), "/dev/urandom"], { stdio: ["ignore", fs.openSync(big, "w"), "ignore"] });
+      const before = (await admin().get(`/api/admin/accounts/${id}/backups`)).body.snapshots;
+      const since = Date.now() - 1000;
+      await waitFor("the backup started", async () => (await admin().post(`/api/admin/accounts/${id}/backups`)).status === 202);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      n1().agent!.kill("SIGSTOP");
+      try {
+        const status = await waitFor(
+          "the failure recorded",
+          async () => {
+            const line = (await admin().get("/api/admin/backups")).body.accounts.find((account: { account_id: number }) => account.account_id === id);
+            return line?.last_failure_at && Date.parse(line.last_failure_at) >= since ? line : null;
+          },
+          60_000,
+        );
+        assert.match(status.last_error, /the node n1 stopped answering before it had finished/i);
+        assert.ok(Date.now() - since >= 30_000, "not before 30 s of silence");
+      } finally {
+        n1().agent!.kill("SIGCONT");
+        fs.rmSync(big);
+      }
+      await waitFor("n1 active again", async () => (await nodeRecord("n1")).state === "active");
+      assert.deepEqual((await admin().get(`/api/admin/accounts/${id}/backups`)).body.snapshots, before, "the half run is no restore point");
+    });
+
     test("an agent stopped while its account is suspended: 202 pending, applied once within 30 s of SIGCONT", async () => {
       const { id, domain } = accounts.n1;
       n1().agent!.kill("SIGSTOP");
@@ -200,6 +287,20 @@ for (const backend of testBackends()) {
       await waitFor("the account gone", async () => (await admin().get(`/api/admin/accounts/${id}`)).status === 404);
       assert.notEqual(n2().host.run("id", ["-u", username]).code, 0);
       assert.equal(fs.existsSync(path.join(n2().host.root, "home", username)), false);
+    });
+
+    test("a terminated account comes back on the node whose repository holds its backups", async () => {
+      const { username, domain } = accounts.n2;
+      const listed = await admin().get(`/api/admin/backups/usernames/${username}?node=n2`);
+      assert.equal(listed.status, 200, JSON.stringify(listed.body));
+      assert.equal(listed.body.snapshots.length, 1);
+      assert.deepEqual((await admin().get(`/api/admin/backups/usernames/${username}`)).body.snapshots, [], "none in the panel's own repository");
+      const restored = await admin().post("/api/admin/backups/restore-account", { username, node: "n2" });
+      assert.equal(restored.status, 201, JSON.stringify(restored.body));
+      assert.equal(restored.body.node, "n2");
+      await waitFor("its file served by n2 again", async () => (await n2().visit(domain, "/kept.txt")).text === "kept on n2\n");
+      const unknown = await admin().post("/api/admin/backups/restore-account", { username: "nosuchuser", node: "nowhere" });
+      assert.equal(unknown.status, 404, JSON.stringify(unknown.body));
     });
   });
 }

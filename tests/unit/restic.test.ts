@@ -6,8 +6,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
-import { runsTagged } from "@/lib/backups/service";
 import { AppError } from "@/lib/errors";
+import { snapshotsWith } from "@/lib/provisioning/backup-runs";
 import { ensureRepository, restic, snapshotsTagged } from "@/lib/provisioning/restic";
 
 // The repository failures a backup must report in words, never as "no backups": an unreachable
@@ -43,13 +43,13 @@ async function closedPort(): Promise<number> {
 test("an unreachable rest: repository is an error naming the refused connection, neither made nor listed as empty", async () => {
   useRepository(`rest:http://127.0.0.1:${await closedPort()}/`);
   await assert.rejects(ensureRepository(), (error: Error) => error instanceof AppError && /restic \w+ failed: .*connection refused/i.test(error.message));
-  await assert.rejects(runsTagged("account-id:1"), /connection refused/i, "not an empty list of restore points");
+  await assert.rejects(snapshotsWith({ tags: ["account-id:1"] }), /connection refused/i, "not an empty list of restore points");
 });
 
 test("a repository that does not exist yet lists no restore points and is made by the first backup", async () => {
   const repository = path.join(root, "fresh");
   useRepository(repository);
-  assert.deepEqual(await runsTagged("account-id:1"), []);
+  assert.deepEqual(await snapshotsWith({ tags: ["account-id:1"] }), []);
   await ensureRepository();
   assert.ok(fs.existsSync(path.join(repository, "config")));
 });

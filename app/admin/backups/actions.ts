@@ -6,7 +6,7 @@ import { findAccountIdByUsername, getAccount } from "@/lib/accounts/service";
 import { checkUsernameConfirmation } from "@/lib/admin-session/confirm";
 import { runAdminFormAction } from "@/lib/admin-session/form-action";
 import { listUsernameRuns, restoreTerminatedAccount } from "@/lib/backups/restore-account";
-import { restoreAccountBodySchema, restoreBodySchema, usernameParams } from "@/lib/backups/schemas";
+import { restoreAccountBodySchema, restoreBodySchema, usernameParams, usernameRunsQuerySchema } from "@/lib/backups/schemas";
 import { restoreManagedAccount, restoreSignal } from "@/lib/backups/restores";
 import { requestBackup } from "@/lib/backups/service";
 import { AppError } from "@/lib/errors";
@@ -49,17 +49,17 @@ export async function restoreFromRunAction(accountId: number, input: z.input<typ
   );
 }
 
-/** "Find restore points" on /admin/backups: a username's restore points, of whichever account had it. */
-export async function usernameRunsAction(username: string) {
+/** "Find restore points" on /admin/backups: a username's restore points in a node's repository, of whichever account had it. */
+export async function usernameRunsAction(username: string, node: string) {
   return runAdminFormAction(
     "/admin/backups",
-    async () => listUsernameRuns(usernameParams.parse({ username }).username),
+    async (db) => listUsernameRuns(db, usernameParams.parse({ username }).username, usernameRunsQuerySchema.parse({ node }).node),
     (result) => result.snapshots,
   );
 }
 
 /** "Restore account…": a terminated account made again from a restore point, confirmed by typing its username. */
-export async function restoreTerminatedAccountAction(input: { username: string; snapshot: string }, confirmation: string) {
+export async function restoreTerminatedAccountAction(input: { username: string; snapshot: string; node: string }, confirmation: string) {
   return runAdminFormAction(
     "/admin/backups",
     async (db, actor) => {

@@ -5,6 +5,7 @@ import { ADMIN } from "@/lib/accounts/manager";
 import { requireAdminSession } from "@/lib/admin-session/session";
 import { backupStatus } from "@/lib/backups/service";
 import { env } from "@/lib/env";
+import { listNodes } from "@/lib/nodes/service";
 import { BackupStatusTable } from "./backup-status-table";
 import { RestoreTerminatedAccount } from "./restore-terminated-account";
 
@@ -15,6 +16,7 @@ export default async function BackupsPage() {
   const { db } = await requireAdminSession();
   const { accounts } = await backupStatus(db, ADMIN);
   const schedule = env().backup.schedule;
+  const nodeNames = (await listNodes(db)).nodes.map((node) => node.name);
   return (
     <>
       <Breadcrumbs trail={[{ label: "Hosting" }, { label: "Backups" }]} />
@@ -24,7 +26,7 @@ export default async function BackupsPage() {
         account&apos;s restore points and their restore are on its page.
       </p>
       <BackupStatusTable accounts={accounts} />
-      <RestoreTerminatedAccount />
+      <RestoreTerminatedAccount nodes={nodeNames} />
     </>
   );
 }

@@ -2,17 +2,22 @@
 
 import Link from "next/link";
 import { useState } from "react";
-import { TextField, UsernameConfirmationField, useAdminAction } from "@/components/form";
+import { describedBy, FieldFrame, TextField, UsernameConfirmationField, useAdminAction } from "@/components/form";
 import type { BackupRun } from "@/lib/backups/service";
 import { restoreTerminatedAccountAction, usernameRunsAction } from "./actions";
 import { useFormatTime } from "@/components/time";
 import { RestorePointsTable } from "./restore-points-table";
 
-/** "Restore a terminated account": a username's restore points, each able to make the account again behind a confirmation. */
-export function RestoreTerminatedAccount() {
+/**
+ * "Restore a terminated account": a username's restore points in the repository of a node (the
+ * choice shown when there are several; `local` first), each able to make the account again on
+ * that node behind a confirmation.
+ */
+export function RestoreTerminatedAccount({ nodes }: { nodes: string[] }) {
   const { pending, state, fieldError, run } = useAdminAction();
   const [username, setUsername] = useState("");
-  const [found, setFound] = useState<{ username: string; runs: BackupRun[] } | null>(null);
+  const [node, setNode] = useState(nodes[0] ?? "local");
+  const [found, setFound] = useState<{ username: string; node: string; runs: BackupRun[] } | null>(null);
   const [restoring, setRestoring] = useState<BackupRun | null>(null);
   const [restored, setRestored] = useState<{ id: number; username: string; message: string } | null>(null);
 
@@ -36,17 +41,27 @@ export function RestoreTerminatedAccount() {
           setFound(null);
           setRestoring(null);
           setRestored(null);
-          run(() => usernameRunsAction(lookedUp), (runs) => setFound({ username: lookedUp, runs: runs ?? [] }));
+          run(() => usernameRunsAction(lookedUp, node), (runs) => setFound({ username: lookedUp, node, runs: runs ?? [] }));
         }}
       >
         <TextField id="terminated-username" label="Username" autoComplete="off" value={username} onChange={setUsername} error={fieldError("username")} />
+        {nodes.length > 1 && (
+          <FieldFrame id="terminated-node" label="Node it was on" hint="Each node keeps the backups of the accounts it hosted; the account is made again there." error={fieldError("node")}>
+            <select id="terminated-node" aria-describedby={describedBy("terminated-node", true, fieldError("node"))} value={node} onChange={(event) => setNode(event.target.value)}>
+              {nodes.map((name) => (
+                <option key={name}>{name}</option>
+              ))}
+            </select>
+          </FieldFrame>
+        )}
         <button type="submit" disabled={pending || username.trim() === ""}>
           Find restore points
         </button>
       </form>
       {found && found.runs.length === 0 && (
         <p role="status">
-          There are no backups of <strong>{found.username}</strong>: nothing to restore.
+          There are no backups of <strong>{found.username}</strong>
+          {nodes.length > 1 && <> on the node {found.node}</>}: nothing to restore.
         </p>
       )}
       {found && found.runs.length > 0 && (
@@ -56,6 +71,7 @@ export function RestoreTerminatedAccount() {
         <RestoreAccountForm
           key={restoring.id}
           username={found.username}
+          node={found.node}
           restorePoint={restoring}
           onDone={(account) => {
             setRestoring(null);
@@ -76,11 +92,13 @@ export function RestoreTerminatedAccount() {
 /** The confirmation of a whole-account restore: the username typed again. */
 function RestoreAccountForm({
   username,
+  node,
   restorePoint,
   onDone,
   onCancel,
 }: {
   username: string;
+  node: string;
   restorePoint: BackupRun;
   onDone: (account: { id: number; username: string; message: string }) => void;
   onCancel: () => void;
@@ -96,7 +114,7 @@ function RestoreAccountForm({
       onSubmit={(event) => {
         event.preventDefault();
         run(
-          () => restoreTerminatedAccountAction({ username, snapshot: restorePoint.id }, confirmation),
+          () => restoreTerminatedAccountAction({ username, snapshot: restorePoint.id, node }, confirmation),
           (account) => account && onDone(account),
         );
       }}

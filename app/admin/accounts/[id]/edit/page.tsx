@@ -31,7 +31,7 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
   visitors.catch(() => undefined);
   const reseller = account.reseller_id === null ? null : await getReseller(db, account.reseller_id);
   // restic answers for the restore points: a repository it cannot read is said in the panel, the page still shows.
-  const restorePoints = await listRuns(account.id).then(
+  const restorePoints = await listRuns(db, account.id).then(
     (runs) => ({ runs, error: null }),
     (error: Error) => ({ runs: [], error: error.message }),
   );
