@@ -2,7 +2,7 @@ import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { AppError, validationError } from "@/lib/errors";
 import { makeDirectoryIn, makeFileIn, openDirectoryIn, openDirectoryPath, openTrustedDirectory, removeTreeIn, runOnDescriptors } from "./home-files";
-import { linuxGroupIds, linuxGroupMembers, linuxUserExists } from "./passwd";
+import { linuxGroupExists, linuxGroupIds, linuxGroupMembers, linuxUserExists, linuxUserId } from "./passwd";
 import { exitReason, makeDirectories, runChild, toolEnv } from "./system";
 
 // Home directories and Linux users of hosting accounts. With a Linux user per account
@@ -27,14 +27,6 @@ export const ACCOUNT_WRITTEN_LOGS = ["php-error.log", "cron.log"] as const;
 export const NO_LOGIN_SHELL = "/usr/sbin/nologin";
 export const LOGIN_SHELL = "/bin/bash";
 
-async function lookup(database: "passwd" | "group", name: string): Promise<string[] | null> {
-  const result = await runChild("getent", [database, name], { env: toolEnv(), timeoutMs: 30_000 });
-  if (result.code === 0) return result.stdout.trim().split(":");
-  // getent exits 2 when the name is unknown.
-  if (result.code === 2) return null;
-  throw new Error(`getent ${database} failed: ${exitReason(result)}`);
-}
-
 /** The id of a group (an account's own, named like its user). */
 export async function groupIdOf(group: string): Promise<number> {
   const gid = (await linuxGroupIds()).get(group);
@@ -43,10 +35,10 @@ export async function groupIdOf(group: string): Promise<number> {
 }
 
 async function ids(user: string | null, group: string): Promise<{ uid: number; gid: number }> {
-  const groupEntry = await lookup("group", group);
-  if (!groupEntry) throw new AppError("VALIDATION", `The web server's group ${group} does not exist on this server`);
-  const userEntry = user ? await lookup("passwd", user) : null;
-  return { uid: userEntry ? Number(userEntry[2]) : process.getuid!(), gid: Number(groupEntry[2]) };
+  const gid = (await linuxGroupIds()).get(group);
+  if (gid === undefined) throw new AppError("VALIDATION", `The web server's group ${group} does not exist on this server`);
+  const uid = user ? await linuxUserId(user) : null;
+  return { uid: uid ?? process.getuid!(), gid };
 }
 
 /**
@@ -109,7 +101,7 @@ export async function setSupplementaryGroups(username: string, groups: string[])
 
 /** Creates a system group when there is none of that name. */
 export async function ensureGroup(group: string): Promise<void> {
-  if (!(await lookup("group", group))) await command("groupadd", ["--system", group], { says: `The group ${group} could not be made` });
+  if (!(await linuxGroupExists(group))) await command("groupadd", ["--system", group], { says: `The group ${group} could not be made` });
 }
 
 /** The group's members become exactly `usernames` (one command, whatever their number). */
@@ -175,7 +167,7 @@ export async function removeSystemUser(username: string): Promise<void> {
     await endUserProcesses(username);
     await command("userdel", [username], { says: "The Linux user could not be removed" });
   }
-  if (await lookup("group", username)) await command("groupdel", [username], { says: "The Linux user's group could not be removed" });
+  if (await linuxGroupExists(username)) await command("groupdel", [username], { says: "The Linux user's group could not be removed" });
 }
 
 /**

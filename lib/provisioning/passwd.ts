@@ -1,14 +1,27 @@
 import fs from "node:fs/promises";
 
-// The machine's users and groups, read from /etc/passwd and /etc/group (one read, whatever the
-// number of accounts asked about).
+// The machine's users and groups, read from /etc/passwd and /etc/group: the panel makes its
+// users and groups with useradd and groupadd, which write those files (NSS sources such as LDAP
+// are not asked). A file is parsed again only when it changed (its inode, size or time), so a
+// reconcile that asks about thousands of accounts reads it once.
 
-async function entries(file: "/etc/passwd" | "/etc/group"): Promise<string[][]> {
+type File = "/etc/passwd" | "/etc/group";
+
+const parsed = new Map<File, { version: string; entries: string[][] }>();
+
+async function entries(file: File): Promise<string[][]> {
+  const stat = await fs.stat(/* turbopackIgnore: true */ file).catch(() => null);
+  if (!stat) return [];
+  const version = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+  const known = parsed.get(file);
+  if (known?.version === version) return known.entries;
   const text = await fs.readFile(/* turbopackIgnore: true */ file, "utf8").catch(() => "");
-  return text
+  const fresh = text
     .split("\n")
     .filter(Boolean)
     .map((line) => line.split(":"));
+  parsed.set(file, { version, entries: fresh });
+  return fresh;
 }
 
 /** The names of every Linux user of this machine. */

@@ -19,21 +19,27 @@ const adminFiles = files(path.join(process.cwd(), "app", "admin"));
 // The two-factor page and its actions are the only ones open to a session that must first set up
 // two-factor sign-in (ADMIN_2FA_REQUIRED): they touch nothing but the signed-in admin's own record.
 const twoFactorDir = path.join(process.cwd(), "app", "admin", "settings", "two-factor") + path.sep;
-const sessionCheck = (file: string) => (file.startsWith(twoFactorDir) ? "requireAdminSessionForTwoFactor" : "requireAdminSession");
+// An account's pages check it through accountOfPage (app/admin/accounts/[id]/account-page.ts),
+// which itself starts with requireAdminSession (checked below).
+const accountPagesDir = path.join(process.cwd(), "app", "admin", "accounts", "[id]") + path.sep;
+const sessionCheck = (file: string) =>
+  file.startsWith(twoFactorDir) ? "requireAdminSessionForTwoFactor" : file.startsWith(accountPagesDir) ? "(requireAdminSession|accountOfPage)" : "requireAdminSession";
+
+/** The first call `source` awaits from `from` on. */
+const firstAwait = (source: string, from: string) => source.slice(source.indexOf(from)).match(/await\s+[\w.]+\(/)?.[0] ?? "";
 
 test("every admin page calls requireAdminSession() before anything else it awaits", () => {
   const pages = adminFiles.filter((file) => /[/\\]page\.tsx?$/.test(file));
   assert.ok(pages.length >= 10, "the admin pages are found");
   for (const page of pages) {
-    const source = fs.readFileSync(page, "utf8");
-    const body = source.slice(source.indexOf("export default"));
-    const firstAwait = body.match(/await\s+[\w.]+\(/)?.[0];
     assert.match(
-      firstAwait ?? "",
+      firstAwait(fs.readFileSync(page, "utf8"), "export default"),
       new RegExp(`^await\\s+${sessionCheck(page)}\\($`),
       `${path.relative(process.cwd(), page)} starts with await ${sessionCheck(page)}()`,
     );
   }
+  const accountPage = fs.readFileSync(path.join(accountPagesDir, "account-page.ts"), "utf8");
+  assert.match(firstAwait(accountPage, "export async function accountOfPage"), /^await\s+requireAdminSession\($/, "accountOfPage starts with the session check");
 });
 
 test("no admin page, loader or action opens the database on its own", () => {
