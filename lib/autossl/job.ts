@@ -59,9 +59,12 @@ const HOUR_MS = 3_600_000;
 const WAKE_DELAY_MS = 1000;
 
 /**
- * Whether certificates can be issued: an ACME directory, and sites served somewhere — a web
- * server here, or nodes (NATS), each with its own (for HTTP-01).
+ * Whether the sites `node` serves get certificates: an ACME directory, and a web server for
+ * HTTP-01 there — the panel's own (WEB_SERVER) for `local`, each node's own for the others (NATS).
  */
+export const autoSslServes = (node: string) => env().acme !== null && (node === LOCAL_NODE ? env().webServer !== null : env().nats !== null);
+
+/** Whether certificates can be issued for any machine's sites (the job runs). */
 export const autoSslConfigured = () => env().acme !== null && (env().webServer !== null || env().nats !== null);
 
 function settingsFromEnv(): AcmeSettings {
@@ -70,11 +73,11 @@ function settingsFromEnv(): AcmeSettings {
   return { directoryUrl: config.acme.directoryUrl, email: config.acme.email, caBundlePath: config.acme.caBundlePath, ...tlsFilesFromEnv() };
 }
 
-/** The sites of each machine that serves sites: the panel's own only when it has a web server. */
+/** The sites of each machine whose sites get certificates (the panel's own only when it has a web server). */
 function byMachine(sites: SiteToCheck[]): SiteToCheck[][] {
   const machines = new Map<number, SiteToCheck[]>();
   for (const site of sites) {
-    if (site.node.name === LOCAL_NODE && env().webServer === null) continue;
+    if (!autoSslServes(site.node.name)) continue;
     machines.set(site.node.id, [...(machines.get(site.node.id) ?? []), site]);
   }
   return [...machines.values()];
