@@ -4,7 +4,7 @@ import type { Database } from "@/db/client";
 import { createApiKey } from "@/lib/api-keys/service";
 import { createCollector } from "@/lib/metrics/collector";
 import { computeMetricsStats } from "@/lib/metrics/service";
-import { systemSources } from "@/lib/metrics/sources";
+import { systemSources } from "@/lib/provisioning/metrics-sources";
 import type { Backend } from "../tests/support/database";
 import { startServer } from "../tests/support/server";
 import { measure, printTable, ratioToBracket, verdict, warmUp, withBenchDatabase } from "./support";

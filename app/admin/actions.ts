@@ -7,6 +7,6 @@ import { clearMetricsCache } from "@/lib/metrics/service";
 /** Dashboard "Clear cache": every metrics cache, then a fresh render. */
 export async function clearDashboardCache(): Promise<void> {
   await requireAdminSession();
-  clearMetricsCache({ limit: 60, clear_stats: true, clear_system_info: true, clear_service_history: true });
+  await clearMetricsCache({ limit: 60, clear_stats: true, clear_system_info: true, clear_service_history: true });
   revalidatePath("/admin");
 }

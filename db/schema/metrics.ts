@@ -7,12 +7,16 @@ import {
   text,
   timestamp,
 } from "drizzle-orm/pg-core";
+import { nodes } from "./nodes";
 
-// One row per collector tick; the per-core, per-disk and per-interface rows hang off it.
+// One row per sample of a machine; the per-core, per-disk and per-interface rows hang off it.
+// `node_id`: the node whose agent sent the sample; null for the panel's own machine (its
+// collector), which is what the API reports without `?node=`.
 export const metricSamples = pgTable(
   "metric_samples",
   {
     id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+    nodeId: integer("node_id").references(() => nodes.id, { onDelete: "cascade" }),
     takenAt: timestamp("taken_at", { withTimezone: true }).notNull().defaultNow(),
     cpuPercent: doublePrecision("cpu_percent").notNull(),
     ramPercent: doublePrecision("ram_percent").notNull(),
@@ -20,8 +24,12 @@ export const metricSamples = pgTable(
     ramUsedMb: doublePrecision("ram_used_mb").notNull(),
     ramFreeMb: doublePrecision("ram_free_mb").notNull(),
   },
-  // History (newest first), stats window and pruning all range over taken_at.
-  (table) => [index("metric_samples_taken_at_idx").on(table.takenAt)],
+  (table) => [
+    // Pruning (every machine's samples older than the retention).
+    index("metric_samples_taken_at_idx").on(table.takenAt),
+    // One machine's history (newest first) and stats window.
+    index("metric_samples_node_taken_at_idx").on(table.nodeId, table.takenAt),
+  ],
 );
 
 export const metricCpuCoreSamples = pgTable(
@@ -77,6 +85,8 @@ export const serviceSamples = pgTable(
   "service_samples",
   {
     id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+    // As metric_samples.node_id.
+    nodeId: integer("node_id").references(() => nodes.id, { onDelete: "cascade" }),
     takenAt: timestamp("taken_at", { withTimezone: true }).notNull().defaultNow(),
     serviceName: text("service_name").notNull(),
     cpuPercent: doublePrecision("cpu_percent").notNull(),
@@ -84,5 +94,8 @@ export const serviceSamples = pgTable(
     memoryPercent: doublePrecision("memory_percent").notNull(),
     processCount: integer("process_count").notNull(),
   },
-  (table) => [index("service_samples_taken_at_idx").on(table.takenAt)],
+  (table) => [
+    index("service_samples_taken_at_idx").on(table.takenAt),
+    index("service_samples_node_taken_at_idx").on(table.nodeId, table.takenAt),
+  ],
 );

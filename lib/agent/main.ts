@@ -4,6 +4,7 @@ import { jetstream, type JsMsg } from "@nats-io/jetstream";
 import { connect, type NatsConnection, nkeyAuthenticator } from "@nats-io/transport-node";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { createSampler, type MachineSample } from "@/lib/provisioning/metrics-sample";
 import type { NodeConfig } from "./config";
 import { loadOrCreateIdentity } from "./identity";
 import { nodeOperations } from "./operations";
@@ -11,6 +12,7 @@ import {
   AGENT_VERSION,
   decodeMessage,
   encodeMessage,
+  type EventKind,
   eventSubject,
   HEARTBEAT_S,
   type Heartbeat,
@@ -25,13 +27,14 @@ import {
   type Working,
 } from "./protocol";
 
-// The node's agent (`panel node agent`, docs/nodes.md "How it works"): connects to NATS with the node's own
-// NKEY, says hello on every (re)connect (the panel then queues the reconcile of every account of
-// the node), sends a heartbeat every HEARTBEAT_S, and carries out its jobs one at a time, in
-// order: result published, then the job acknowledged (a crash between the two runs it again,
-// which an idempotent operation allows). A long job (a backup, a restore: it has a deadline) is
-// acknowledged when it starts and runs beside the others, saying every LONG_JOB_WORKING_S that
-// it is still at it. It has no database: what it applies is in the job.
+// The node's agent (`panel node agent`, docs/nodes.md "How it works"): connects to NATS with the
+// node's own NKEY, says hello on every (re)connect (the panel then queues the reconcile of every
+// account of the node), sends a heartbeat every HEARTBEAT_S and a sample of its figures every
+// METRICS_INTERVAL_S (the panel keeps them as the node's metrics history), and carries out its
+// jobs one at a time, in order: result published, then the job acknowledged (a crash between the
+// two runs it again, which an idempotent operation allows). A long job (a backup, a restore: it
+// has a deadline) is acknowledged when it starts and runs beside the others, saying every
+// LONG_JOB_WORKING_S that it is still at it. It has no database: what it applies is in the job.
 
 /** While a job runs, JetStream is told every so often that it is still being worked on. */
 const WORKING_EVERY_MS = 20_000;
@@ -90,7 +93,7 @@ export async function startAgent(config: NodeConfig, seedFile: string): Promise<
     maxReconnectAttempts: -1,
     reconnectTimeWait: 1000,
   });
-  const publish = (kind: "hello" | "heartbeat" | "result" | "working", body: Hello | Heartbeat | JobResult | Working) => {
+  const publish = (kind: EventKind, body: Hello | Heartbeat | JobResult | Working | MachineSample) => {
     if (!connection.isClosed()) connection.publish(eventSubject(node, kind), encodeMessage(body));
   };
   const hello = () => publish("hello", { agent_version: AGENT_VERSION, protocol: PROTOCOL_VERSION });
@@ -101,6 +104,15 @@ export async function startAgent(config: NodeConfig, seedFile: string): Promise<
   const beat = async () => publish("heartbeat", await heartbeat());
   await beat();
   const beating = setInterval(() => void beat().catch(() => undefined), HEARTBEAT_S * 1000);
+  // A first sample at start, as the panel's collector takes one (its sources log their own failures).
+  const sampler = createSampler();
+  const sample = () =>
+    sampler
+      .take()
+      .then((taken) => publish("metrics", taken))
+      .catch((error) => console.error("[agent] a metrics sample failed:", (error as Error).message));
+  void sample();
+  const sampling = setInterval(() => void sample(), env().metricsIntervalS * 1000);
 
   const consumer = await jetstream(connection).consumers.get(JOBS_STREAM, jobsConsumer(node));
   const messages = await consumer.consume({ max_messages: 1 });
@@ -142,6 +154,7 @@ export async function startAgent(config: NodeConfig, seedFile: string): Promise<
 
   const stopped = connection.closed().then((error) => {
     clearInterval(beating);
+    clearInterval(sampling);
     if (error) console.error(`[agent] the connection to NATS ended: ${error.message}`);
   });
   void consuming.catch((error) => console.error("[agent] consuming jobs stopped:", (error as Error).message));
@@ -150,6 +163,7 @@ export async function startAgent(config: NodeConfig, seedFile: string): Promise<
     stopped,
     async stop() {
       clearInterval(beating);
+      clearInterval(sampling);
       messages.stop();
       await connection.drain().catch(() => undefined);
       await stopped;

@@ -1,5 +1,4 @@
-import { env } from "@/lib/env";
-import { removeCertificate } from "@/lib/provisioning/acme";
+import { type InstalledCertificate, localMachine, tlsFilesFromEnv } from "@/lib/provisioning/acme";
 import { backupParts, backupRecords, forgetSnapshots, readRecords, restoreDump, restoreHomePath, snapshotsWith, storedBytes } from "@/lib/provisioning/backup-runs";
 import { applyAccountSites, applyAllSites, createDomainRoot, provisionAccount, removeAccountSites, unprovisionAccount } from "@/lib/provisioning/hosting";
 import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
@@ -20,6 +19,7 @@ import {
 } from "@/lib/provisioning/logins";
 import { callDatabaseServer, removeAccountDatabases, setDatabaseUsersLocked } from "@/lib/provisioning/mysql";
 import { ensureAccount, reconcileAccounts } from "@/lib/provisioning/reconcile";
+import { readSystemInfo } from "@/lib/provisioning/system-info";
 import { AGENT_VERSION, PROTOCOL_VERSION } from "./protocol";
 
 // The work a hosting server does for the panel, by name (docs/nodes.md "How it works"): each
@@ -29,6 +29,17 @@ import { AGENT_VERSION, PROTOCOL_VERSION } from "./protocol";
 // applies a desired state (a whole keys file, a whole crontab, every site of an account), never "do
 // X once", so running a job twice — JetStream delivers at least once — changes nothing the second
 // time.
+
+/** This machine's certificates (docs/nodes.md "AutoSSL on nodes": the keys are made here and never leave). */
+const certificates = () => localMachine(tlsFilesFromEnv());
+
+/** A certificate as it travels in a job's result: JSON, the expiry as an ISO string. */
+interface CertificateReport {
+  names: string[];
+  expires_at: string;
+}
+const report = (installed: InstalledCertificate | null): CertificateReport | null =>
+  installed && { names: installed.names, expires_at: installed.expiresAt.toISOString() };
 
 async function runSteps(input: { steps: { op: OperationName; args: unknown }[] }): Promise<null> {
   for (const step of input.steps) await (nodeOperations[step.op] as (args: unknown) => Promise<unknown>)(step.args);
@@ -84,9 +95,22 @@ export const nodeOperations = {
   "backup.read-records": readRecords,
   "restore.home-path": restoreHomePath,
   "restore.dump": restoreDump,
-  "certificates.remove": async (input: { domains: string[] }) => {
-    for (const domain of input.domains) await removeCertificate(env().certsDir, domain);
-  },
+  /** The certificates under CERTS_DIR (`domains`, or every domain's folder), by domain. */
+  "certificates.list": async (input: { domains: string[] | null }) =>
+    [...(await certificates().certificates(input.domains ?? undefined))].map(([domain, installed]) => ({ domain, certificate: report(installed) })),
+  /** A certificate signing request; its key stays on this machine (CERTS_DIR/<domain>/request.key). */
+  "certificates.request": async (input: { domain: string; names: string[] }) => certificates().request(input.domain, input.names),
+  /** An HTTP-01 challenge served from ACME_CHALLENGE_DIR, once this machine's web server answers it. */
+  "certificates.challenge": async (input: { name: string; token: string; key_authorization: string }) =>
+    certificates().answerChallenge(input.name, input.token, input.key_authorization),
+  "certificates.remove-challenges": async (input: { tokens: string[] }) => certificates().removeChallenges(input.tokens),
+  /** The chain the CA signed for the key waiting here, installed. */
+  "certificates.install": async (input: { domain: string; chain: string }) => report(await certificates().install(input.domain, input.chain))!,
+  "certificates.remove": async (input: { domains: string[] }) => certificates().remove(input.domains),
+  /** The web server loads the certificates as installed now. */
+  "certificates.reload": async (_input: null) => certificates().reload(),
+  /** GET /api/metrics/system-info of this machine. */
+  "metrics.system-info": async (_input: null) => readSystemInfo(),
 };
 
 export type OperationName = keyof typeof nodeOperations;

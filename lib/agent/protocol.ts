@@ -7,10 +7,15 @@ import type { AppErrorCode } from "@/lib/errors";
 // allow it exactly these):
 //   panel.jobs.<node>            jobs for the node: a JetStream work queue (stream PANEL_JOBS),
 //                                read through the durable consumer node-<node>
-//   panel.events.<node>.<kind>   what the node reports: hello, heartbeat, result, working
+//   panel.events.<node>.<kind>   what the node reports: hello, heartbeat, result, working, metrics
 //   _INBOX_<node>.>              the replies JetStream sends the node
 
-/** Raised when a job or an event changes shape; an agent with an older one gets no jobs. */
+/**
+ * Raised when a job or an event changes shape, or the panel asks for operations an older agent
+ * lacks; an agent with an older one gets no jobs. 2: long jobs (`deadline_at`, the `working`
+ * event) with backups and restores on the node (backup.*, restore.*), metrics (the `metrics`
+ * event, metrics.system-info) and certificates made on the node (certificates.*).
+ */
 export const PROTOCOL_VERSION = 2;
 
 export const AGENT_VERSION = "0.0.1";
@@ -29,7 +34,11 @@ export const eventSubject = (node: string, kind: EventKind) => `panel.events.${n
 export const ALL_EVENTS = "panel.events.*.*";
 export const inboxPrefix = (node: string) => `_INBOX_${node}`;
 
-export type EventKind = "hello" | "heartbeat" | "result" | "working";
+/**
+ * working: a long job is still running (every LONG_JOB_WORKING_S); metrics: a sample of the
+ * node's figures (lib/provisioning/metrics-sample.ts) every METRICS_INTERVAL_S of the node.
+ */
+export type EventKind = "hello" | "heartbeat" | "result" | "working" | "metrics";
 
 /** Seconds between heartbeats; a node is unreachable after MISSED_HEARTBEATS of them without one. */
 export const HEARTBEAT_S = 5;

@@ -1,10 +1,10 @@
-import fs from "node:fs/promises";
 import type { Database, Queryable } from "@/db/client";
 import { getDb } from "@/db/client";
 import { env } from "@/lib/env";
 import { syncDomainSite } from "@/lib/hosting/service";
-import { runCommand } from "@/lib/provisioning/system";
-import { type AcmeSettings, issueCertificate, readCertificate, removeCertificate } from "@/lib/provisioning/acme";
+import { LOCAL_NODE } from "@/lib/nodes/schemas";
+import { type AcmeSettings, type CertificateMachine, issueCertificate, tlsFilesFromEnv } from "@/lib/provisioning/acme";
+import { certificateMachineOf } from "./machines";
 import {
   claimSite,
   recordCovered,
@@ -18,12 +18,15 @@ import {
 import { decide, nextAttempt } from "./state";
 
 // The AutoSSL job: one per server process (started from instrumentation.ts when ACME is
-// configured). A check walks every site: it issues where AutoSSL is on and the certificate is
-// missing, lacks a name (a parked domain added) or is within ACME_RENEW_BEFORE_DAYS of expiry
-// (or "Renew now" asked); takes an expired certificate out of service where AutoSSL is off; and
-// removes the certificates of domains that no longer exist. Sites are done one after another
-// (never a burst at the CA), each under its lock (lib/autossl/service.ts claimSite). A failure
-// keeps the old certificate, records the reason and backs off (lib/autossl/state.ts).
+// configured). A check walks every site, machine by machine — the panel's own when it has a web
+// server, and each node that hosts sites (lib/autossl/machines.ts: the certificates live on the
+// machine that serves the site, docs/nodes.md "AutoSSL on nodes"): it issues where AutoSSL is on
+// and the certificate is missing, lacks a name (a parked domain added) or is within
+// ACME_RENEW_BEFORE_DAYS of expiry (or "Renew now" asked); takes an expired certificate out of
+// service where AutoSSL is off; and removes the certificates of domains the machine no longer
+// serves. Sites are done one after another (never a burst at the CA), each under its lock
+// (lib/autossl/service.ts claimSite). A failure keeps the old certificate, records the reason and
+// backs off (lib/autossl/state.ts); a node that does not answer is left for an hour.
 // Checks run at start, daily, when a back-off ends, and a moment after requestAutoSslCheck().
 
 export interface AutoSslOptions {
@@ -31,7 +34,7 @@ export interface AutoSslOptions {
   settings?: AcmeSettings;
   renewBeforeDays?: number;
   now?: () => Date;
-  /** Rewrites the site's server blocks after its certificate changed (default: lib/hosting). */
+  /** Rewrites the site's server blocks after its certificate changed (default: lib/hosting, on the site's machine). */
   siteChanged?: (db: Queryable, domainId: number) => Promise<void>;
   log?: (message: string, error?: unknown) => void;
 }
@@ -52,33 +55,32 @@ export interface AutoSslJob {
 }
 
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 const WAKE_DELAY_MS = 1000;
 
-/** Whether certificates can be issued here: an ACME directory and a web server (for HTTP-01). */
-export const autoSslConfigured = () => env().acme !== null && env().webServer !== null;
+/**
+ * Whether the sites `node` serves get certificates: an ACME directory, and a web server for
+ * HTTP-01 there — the panel's own (WEB_SERVER) for `local`, each node's own for the others (NATS).
+ */
+export const autoSslServes = (node: string) => env().acme !== null && (node === LOCAL_NODE ? env().webServer !== null : env().nats !== null);
+
+/** Whether certificates can be issued for any machine's sites (the job runs). */
+export const autoSslConfigured = () => env().acme !== null && (env().webServer !== null || env().nats !== null);
 
 function settingsFromEnv(): AcmeSettings {
   const config = env();
   if (!config.acme) throw new Error("ACME_DIRECTORY_URL is not set");
-  return {
-    directoryUrl: config.acme.directoryUrl,
-    email: config.acme.email,
-    caBundlePath: config.acme.caBundlePath,
-    certsDir: config.certsDir,
-    challengeDir: config.acmeChallengeDir,
-    selfCheckPort: config.webHttpPort,
-  };
+  return { directoryUrl: config.acme.directoryUrl, email: config.acme.email, caBundlePath: config.acme.caBundlePath, ...tlsFilesFromEnv() };
 }
 
-/**
- * The site's server blocks from the database (with or without its certificate), then a reload:
- * a renewed certificate at the same path changes no configuration file, and nginx reads
- * certificates only when it loads.
- */
-async function rewriteAndReload(db: Queryable, domainId: number) {
-  await syncDomainSite(db, domainId);
-  const failure = await runCommand(env().nginxReloadCommand);
-  if (failure) throw new Error(`the web server did not reload: ${failure}`);
+/** The sites of each machine whose sites get certificates (the panel's own only when it has a web server). */
+function byMachine(sites: SiteToCheck[]): SiteToCheck[][] {
+  const machines = new Map<number, SiteToCheck[]>();
+  for (const site of sites) {
+    if (!autoSslServes(site.node.name)) continue;
+    machines.set(site.node.id, [...(machines.get(site.node.id) ?? []), site]);
+  }
+  return [...machines.values()];
 }
 
 /**
@@ -94,7 +96,7 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
   const openDb = options.db ?? getDb;
   const clock = options.now ?? (() => new Date());
   const log = options.log ?? ((message, error) => console.error(`[autossl] ${message}`, error ?? ""));
-  const siteChanged = options.siteChanged ?? rewriteAndReload;
+  const siteChanged = options.siteChanged ?? syncDomainSite;
   let settings: AcmeSettings | null = options.settings ?? null;
   let timer: NodeJS.Timeout | null = null;
   let started = false;
@@ -108,19 +110,19 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
     timer.unref();
   }
 
-  async function issue(db: Database, site: SiteToCheck, summary: CheckSummary) {
+  async function issue(db: Database, machine: CertificateMachine, site: SiteToCheck, summary: CheckSummary) {
     const row = await claimSite(db, site.domainId);
     if (!row) return; // another instance is issuing it
     try {
       // Read again under the lock: another instance may have just finished this very site.
-      const installed = await readCertificate(settings!.certsDir, site.domain);
+      const installed = (await machine.certificates([site.domain])).get(site.domain) ?? null;
       const decision = decide({ ...site, row, installed }, clock(), renewBeforeDays());
       if (decision.action !== "issue") {
         await releaseSite(db, site.domainId);
         return;
       }
-      log(`${site.domain}: issuing for ${site.names.join(", ")} (${decision.reason})`);
-      const certificate = await issueCertificate(settings!, { domain: site.domain, names: site.names });
+      log(`${site.domain}: issuing for ${site.names.join(", ")} on ${site.node.name} (${decision.reason})`);
+      const certificate = await issueCertificate(settings!, machine, { domain: site.domain, names: site.names });
       await recordIssued(db, site.domainId, certificate);
       summary.issued.push(site.domain);
     } catch (error) {
@@ -131,12 +133,14 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
       summary.failed.push(site.domain);
       return;
     }
-    await rewriteSite(db, site);
+    await rewriteSite(db, machine, site);
   }
 
-  async function rewriteSite(db: Queryable, site: SiteToCheck) {
+  /** After its certificate changed (and was recorded): the site's server blocks, then the web server reloaded. */
+  async function rewriteSite(db: Queryable, machine: CertificateMachine, site: SiteToCheck) {
     try {
       await siteChanged(db, site.domainId);
+      await machine.reload();
     } catch (error) {
       log(`${site.domain}: the certificate is installed, but its site could not be rewritten:`, error);
     }
@@ -144,15 +148,40 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
 
   const renewBeforeDays = () => options.renewBeforeDays ?? env().acme?.renewBeforeDays ?? 30;
 
-  /** Certificates whose domain is gone (deleted, account terminated). */
-  async function removeOrphans(sites: SiteToCheck[], summary: CheckSummary) {
-    const hosted = new Set(sites.map((site) => site.domain));
-    const entries = await fs.readdir(settings!.certsDir, { withFileTypes: true }).catch(() => []);
-    for (const entry of entries) {
-      if (!entry.isDirectory() || entry.name.startsWith(".") || hosted.has(entry.name)) continue;
-      await removeCertificate(settings!.certsDir, entry.name);
-      summary.removed.push(entry.name);
+  /**
+   * The sites of one machine, and the certificates it keeps for domains it no longer serves
+   * (deleted, account terminated or moved). Returns when the next check is due for them.
+   */
+  async function checkMachine(db: Database, sites: SiteToCheck[], summary: CheckSummary): Promise<number> {
+    let wakeAt = Infinity;
+    const machine = certificateMachineOf(sites[0].node, settings!);
+    const certificates = await machine.certificates();
+    for (const site of sites) {
+      if (!site.autoSsl && !site.row?.names.length) continue; // never had a certificate
+      const installed = certificates.get(site.domain) ?? null;
+      if (site.row && (site.row.expiresAt?.getTime() ?? null) !== (installed?.expiresAt.getTime() ?? null)) {
+        await recordInstalled(db, site.domainId, installed);
+      }
+      const decision = decide({ ...site, installed }, clock(), renewBeforeDays());
+      if (decision.action === "issue") await issue(db, machine, site, summary);
+      else if (decision.action === "wait") wakeAt = Math.min(wakeAt, decision.until.getTime());
+      else if (decision.action === "none" && site.autoSsl && installed && site.row && site.row.status !== "active") {
+        await recordCovered(db, site.domainId);
+      }
+      else if (decision.action === "remove") {
+        await machine.remove([site.domain]);
+        await recordInstalled(db, site.domainId, null);
+        await rewriteSite(db, machine, site);
+        summary.removed.push(site.domain);
+      }
     }
+    const served = new Set(sites.map((site) => site.domain));
+    const orphans = [...certificates.keys()].filter((domain) => !served.has(domain));
+    if (orphans.length) {
+      await machine.remove(orphans);
+      summary.removed.push(...orphans);
+    }
+    return wakeAt;
   }
 
   async function runCheck(): Promise<CheckSummary> {
@@ -161,30 +190,18 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
     try {
       settings ??= settingsFromEnv();
       const db = await openDb();
-      const sites = await sitesToCheck(db);
-      for (const site of sites) {
-        if (!site.autoSsl && !site.row?.names.length) continue; // never had a certificate
-        const installed = await readCertificate(settings.certsDir, site.domain);
-        if (site.row && (site.row.expiresAt?.getTime() ?? null) !== (installed?.expiresAt.getTime() ?? null)) {
-          await recordInstalled(db, site.domainId, installed);
-        }
-        const decision = decide({ ...site, installed }, clock(), renewBeforeDays());
-        if (decision.action === "issue") await issue(db, site, summary);
-        else if (decision.action === "wait") wakeAt = Math.min(wakeAt, decision.until.getTime());
-        else if (decision.action === "none" && site.autoSsl && installed && site.row && site.row.status !== "active") {
-          await recordCovered(db, site.domainId);
-        }
-        else if (decision.action === "remove") {
-          await removeCertificate(settings.certsDir, site.domain);
-          await recordInstalled(db, site.domainId, null);
-          await rewriteSite(db, site);
-          summary.removed.push(site.domain);
+      for (const sites of byMachine(await sitesToCheck(db))) {
+        try {
+          wakeAt = Math.min(wakeAt, await checkMachine(db, sites, summary));
+        } catch (error) {
+          // One machine that does not answer (a node away) holds up no other.
+          log(`the check of ${sites[0].node.name} failed; next attempt in an hour:`, error);
+          wakeAt = Math.min(wakeAt, clock().getTime() + HOUR_MS);
         }
       }
-      await removeOrphans(sites, summary);
     } catch (error) {
       log("the check failed; next attempt in an hour:", error);
-      wakeAt = Math.min(wakeAt, clock().getTime() + 3_600_000);
+      wakeAt = Math.min(wakeAt, clock().getTime() + HOUR_MS);
     }
     schedule(wakeAt - clock().getTime());
     return summary;

@@ -1,15 +1,16 @@
-import { and, asc, eq, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, lt, ne, or, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { domainCertificates, domains, hostingAccounts, nodes } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { siteNames } from "@/lib/domains/names";
 import { notFound } from "@/lib/errors";
-import { LOCAL_NODE } from "@/lib/nodes/schemas";
 
 // AutoSSL's records in the database: which sites exist and what their certificates are, the lock
 // one instance takes to issue, and the outcome of each attempt.
 
 export interface SiteToCheck {
+  /** The node that serves it (its account's). */
+  node: typeof nodes.$inferSelect;
   domainId: number;
   domain: string;
   autoSsl: boolean;
@@ -18,18 +19,16 @@ export interface SiteToCheck {
 }
 
 /**
- * Every site of the panel's own machine (domains and subdomains; parked names are on their
- * domain's certificate). Sites on other nodes are not issued for yet (docs/nodes.md): the
- * challenges and certificates live on the panel's machine.
+ * Every site (domains and subdomains; parked names are on their domain's certificate) with the
+ * node that serves it: its certificate is made and kept there (docs/nodes.md "AutoSSL on nodes").
  */
-export async function sitesToCheck(db: Queryable, domainIds?: number[]): Promise<SiteToCheck[]> {
+export async function sitesToCheck(db: Queryable): Promise<SiteToCheck[]> {
   const rows = await db
-    .select({ domain: domains, autoSsl: hostingAccounts.isAutoSslEnabled, row: domainCertificates })
+    .select({ domain: domains, autoSsl: hostingAccounts.isAutoSslEnabled, row: domainCertificates, node: nodes })
     .from(domains)
     .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
     .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
     .leftJoin(domainCertificates, eq(domainCertificates.domainId, domains.id))
-    .where(and(eq(nodes.name, LOCAL_NODE), domainIds ? inArray(domains.id, domainIds) : undefined))
     .orderBy(asc(domains.id));
   const parked = await db
     .select({ on: domains.parkedOnDomainId, name: domains.domain })
@@ -39,7 +38,8 @@ export async function sitesToCheck(db: Queryable, domainIds?: number[]): Promise
   for (const { on, name } of parked) parkedOn.set(on!, [...(parkedOn.get(on!) ?? []), name]);
   return rows
     .filter(({ domain }) => domain.domainType !== "parked")
-    .map(({ domain, autoSsl, row }) => ({
+    .map(({ domain, autoSsl, row, node }) => ({
+      node,
       domainId: domain.id,
       domain: domain.domain,
       autoSsl,

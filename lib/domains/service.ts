@@ -2,8 +2,8 @@ import { and, asc, count, eq, inArray, ne, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { preparedQuery } from "@/db/prepared";
-import { domainCertificates, domains, hostingAccounts, phpVersions } from "@/db/schema";
-import { autoSslConfigured, requestAutoSslCheck } from "@/lib/autossl/job";
+import { domainCertificates, domains, hostingAccounts, nodes, phpVersions } from "@/db/schema";
+import { autoSslServes, requestAutoSslCheck } from "@/lib/autossl/job";
 import { type CertificateStatusRow, sslState } from "@/lib/autossl/state";
 import { assertQuota, lockAccount } from "@/lib/accounts/lock";
 import { createZone, nextSerial } from "@/lib/dns/zone";
@@ -143,16 +143,18 @@ function selectDomains(db: Queryable) {
       php: { id: phpVersions.id, version: phpVersions.version },
       certificate: certificateStatusColumns,
       autoSsl: hostingAccounts.isAutoSslEnabled,
+      node: nodes.name,
     })
     .from(domains)
     .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
+    .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
     .leftJoin(phpVersions, eq(phpVersions.id, domains.phpVersionId))
     .leftJoin(domainCertificates, eq(domainCertificates.domainId, sql`coalesce(${domains.parkedOnDomainId}, ${domains.id})`));
 }
 
 type SelectedDomain = Awaited<ReturnType<typeof selectDomains>>[number];
 const recordOf = (row: SelectedDomain) =>
-  toDomainRecord(row.domain, row.php, row.certificate, row.autoSsl && autoSslConfigured());
+  toDomainRecord(row.domain, row.php, row.certificate, row.autoSsl && autoSslServes(row.node));
 
 const accountDomains = preparedQuery((db) =>
   selectDomains(db)

@@ -30,10 +30,9 @@ export class TtlCache<K, V> {
     return this.entries.delete(key);
   }
 
-  clear(): number {
-    const size = this.entries.size;
-    this.entries.clear();
-    return size;
+  /** Drops every key `matches`. */
+  deleteMatching(matches: (key: K) => boolean): void {
+    for (const key of [...this.entries.keys()]) if (matches(key)) this.entries.delete(key);
   }
 
   get size(): number {

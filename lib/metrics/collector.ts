@@ -1,5 +1,5 @@
-import { lt, sql } from "drizzle-orm";
-import { type Database, getDb } from "@/db/client";
+import { and, eq, gt, lt, sql } from "drizzle-orm";
+import { type Database, getDb, type Queryable } from "@/db/client";
 import {
   metricCpuCoreSamples,
   metricDiskSamples,
@@ -8,33 +8,28 @@ import {
   serviceSamples,
 } from "@/db/schema";
 import { env } from "@/lib/env";
-import { groupServices } from "./services";
-import { type MetricsSources, type NetworkCounters, systemSources } from "./sources";
+import { createSampler, type MachineSample, type SamplerOptions } from "@/lib/provisioning/metrics-sample";
+import { machineSampleSchema } from "./schemas";
 
 // The metrics collector: one per server process (started from instrumentation.ts), a first
-// sample at start so a fresh install has data, then one every METRICS_INTERVAL_S. Each tick
-// writes, in one transaction:
-//   metric_samples         CPU % (since the previous tick) and RAM (used = total − available)
+// sample of the panel's machine at start so a fresh install has data, then one every
+// METRICS_INTERVAL_S (lib/provisioning/metrics-sample.ts takes it). Each sample is written in one
+// transaction:
+//   metric_samples         CPU % (since the previous sample) and RAM (used = total − available)
 //   metric_cpu_core_samples  one row per core
 //   metric_disk_samples    one row per mounted filesystem (systeminformation's fsSize)
-//   metric_network_samples one row per interface: bytes, packets, drops and errors during the
-//                          interval (the difference of /proc/net/dev's counters). The first
-//                          tick after start has no previous counters and so writes no network
-//                          rows (counters since boot are not an interval); an interface whose
-//                          counters went down (reset, wrap) is skipped for that tick.
-//   service_samples        one row per running service (lib/metrics/services.ts)
-// and prunes samples older than METRICS_RETENTION_DAYS. A failing source is logged and left out
-// of that tick (without CPU or memory there is no metric_samples row, so no per-core, disk or
-// network rows either); a failing write is logged; nothing stops the timer or the server.
+//   metric_network_samples one row per interface: its counters during the interval
+//   service_samples        one row per running service
+// and the panel's own tick prunes samples older than METRICS_RETENTION_DAYS (every node's). Rows
+// carry the node they describe: null for the panel's machine, a node's id for the samples its
+// agent sends (recordNodeSample). Without CPU or memory there is no metric_samples row, so no
+// per-core, disk or network rows either; a failing write is logged; nothing stops the timer or
+// the server.
 
-export interface CollectorOptions {
+export interface CollectorOptions extends SamplerOptions {
   db?: () => Promise<Database>;
-  sources?: MetricsSources;
   intervalS?: number;
   retentionDays?: number;
-  /** The process the "panel" service is rooted at. */
-  panelPid?: number;
-  log?: (message: string, error?: unknown) => void;
 }
 
 export interface TickSummary {
@@ -52,90 +47,77 @@ export interface Collector {
   stop(): Promise<void>;
 }
 
-const NETWORK_FIELDS = ["rxBytes", "rxPackets", "txBytes", "txPackets", "rxDrops", "rxErrors", "txDrops", "txErrors"] as const;
+type StoredSample = Omit<MachineSample, "failedSources">;
+
+/**
+ * Writes one sample of the machine `nodeId` describes (null: the panel's); the id of its
+ * metric_samples row, if any. The row's own columns come last: a reading never sets them.
+ */
+async function storeSample(tx: Queryable, nodeId: number | null, sample: StoredSample): Promise<number | null> {
+  const { cpu, memory, filesystems, networks, services } = sample;
+  let sampleId: number | null = null;
+  if (cpu && memory) {
+    const mb = 1024 * 1024;
+    const usedBytes = memory.totalBytes - memory.availableBytes;
+    const [row] = await tx
+      .insert(metricSamples)
+      .values({
+        nodeId,
+        cpuPercent: cpu.percent,
+        ramPercent: memory.totalBytes > 0 ? (usedBytes / memory.totalBytes) * 100 : 0,
+        ramTotalMb: memory.totalBytes / mb,
+        ramUsedMb: usedBytes / mb,
+        ramFreeMb: memory.availableBytes / mb,
+      })
+      .returning({ id: metricSamples.id });
+    sampleId = row.id;
+    if (cpu.cores.length) {
+      await tx.insert(metricCpuCoreSamples).values(cpu.cores.map((percent, index) => ({ sampleId: row.id, core: `cpu${index}`, percent })));
+    }
+    if (filesystems.length) await tx.insert(metricDiskSamples).values(filesystems.map((disk) => ({ ...disk, sampleId: row.id })));
+    if (networks.length) await tx.insert(metricNetworkSamples).values(networks.map((network) => ({ ...network, sampleId: row.id })));
+  }
+  if (services.length) await tx.insert(serviceSamples).values(services.map((service) => ({ ...service, nodeId })));
+  return sampleId;
+}
+
+/** A node keeps at most one sample per this many seconds, whatever its agent sends (it cannot flood the database). */
+export const NODE_SAMPLE_MIN_GAP_S = 10;
+
+/**
+ * A sample a node's agent sent (its `metrics` event; `nodeId` is the node of the event's subject,
+ * never a name in the message). Checked field by field as anything a node says; a sample that does
+ * not parse, or comes sooner than NODE_SAMPLE_MIN_GAP_S after the node's last, is dropped.
+ */
+export async function recordNodeSample(db: Database, nodeId: number, body: unknown): Promise<void> {
+  const parsed = machineSampleSchema.safeParse(body);
+  if (!parsed.success) {
+    console.error(`[metrics] node ${nodeId} sent a sample that is not one; dropped`);
+    return;
+  }
+  await db.transaction(async (tx) => {
+    // Both tables: a sample without CPU or memory still writes its services.
+    const since = sql`now() - make_interval(secs => ${NODE_SAMPLE_MIN_GAP_S})`;
+    const [sample] = await tx.select({ id: metricSamples.id }).from(metricSamples).where(and(eq(metricSamples.nodeId, nodeId), gt(metricSamples.takenAt, since))).limit(1);
+    const [services] = await tx.select({ id: serviceSamples.id }).from(serviceSamples).where(and(eq(serviceSamples.nodeId, nodeId), gt(serviceSamples.takenAt, since))).limit(1);
+    if (!sample && !services) await storeSample(tx, nodeId, parsed.data);
+  });
+}
 
 export function createCollector(options: CollectorOptions = {}): Collector {
-  const sources = options.sources ?? systemSources;
   const openDb = options.db ?? getDb;
-  const panelPid = options.panelPid ?? process.pid;
   const log = options.log ?? ((message, error) => console.error(`[metrics] ${message}`, error ?? ""));
-  let previousCounters: Map<string, NetworkCounters> | null = null;
+  const sampler = createSampler({ ...options, log });
   let timer: NodeJS.Timeout | null = null;
   let inFlight: Promise<TickSummary> | null = null;
-  // The last failure per source: a source that keeps failing is logged once, not every tick.
-  const lastFailure = new Map<string, string>();
-
-  async function read<T>(name: string, failed: string[], reading: () => Promise<T>): Promise<T | null> {
-    try {
-      const value = await reading();
-      if (lastFailure.delete(name)) log(`${name} readings are back`);
-      return value;
-    } catch (error) {
-      failed.push(name);
-      const message = error instanceof Error ? error.message : String(error);
-      if (lastFailure.get(name) !== message) log(`could not read ${name}; left out until it recovers:`, error);
-      lastFailure.set(name, message);
-      return null;
-    }
-  }
-
-  function networkDifferences(current: NetworkCounters[]) {
-    const previous = previousCounters;
-    previousCounters = new Map(current.map((counters) => [counters.interface, counters]));
-    if (!previous) return [];
-    const rows: NetworkCounters[] = [];
-    for (const counters of current) {
-      const before = previous.get(counters.interface);
-      if (!before) continue;
-      const diff = { interface: counters.interface } as NetworkCounters;
-      for (const field of NETWORK_FIELDS) diff[field] = counters[field] - before[field];
-      if (NETWORK_FIELDS.every((field) => diff[field] >= 0)) rows.push(diff);
-    }
-    return rows;
-  }
 
   async function takeSample(): Promise<TickSummary> {
-    const failed: string[] = [];
-    // One after another: the readings are cheap, and sequential reads keep the tick's CPU use flat.
-    const cpu = await read("CPU load", failed, () => sources.cpu());
-    const memory = await read("memory", failed, () => sources.memory());
-    const filesystems = await read("filesystems", failed, () => sources.filesystems());
-    const counters = await read("network counters", failed, () => sources.networkCounters());
-    const processes = await read("processes", failed, () => sources.processes());
-    const networks = counters ? networkDifferences(counters) : [];
-    const services = processes ? groupServices(processes, panelPid, memory?.totalBytes ?? null) : [];
-
+    const sample = await sampler.take();
     let sampleId: number | null = null;
     try {
       const db = await openDb();
       await db.transaction(async (tx) => {
-        if (cpu && memory) {
-          const mb = 1024 * 1024;
-          const usedBytes = memory.totalBytes - memory.availableBytes;
-          const [sample] = await tx
-            .insert(metricSamples)
-            .values({
-              cpuPercent: cpu.percent,
-              ramPercent: memory.totalBytes > 0 ? (usedBytes / memory.totalBytes) * 100 : 0,
-              ramTotalMb: memory.totalBytes / mb,
-              ramUsedMb: usedBytes / mb,
-              ramFreeMb: memory.availableBytes / mb,
-            })
-            .returning({ id: metricSamples.id });
-          sampleId = sample.id;
-          if (cpu.cores.length) {
-            await tx
-              .insert(metricCpuCoreSamples)
-              .values(cpu.cores.map((percent, index) => ({ sampleId: sample.id, core: `cpu${index}`, percent })));
-          }
-          if (filesystems?.length) {
-            await tx.insert(metricDiskSamples).values(filesystems.map((disk) => ({ sampleId: sample.id, ...disk })));
-          }
-          if (networks.length) {
-            await tx.insert(metricNetworkSamples).values(networks.map((network) => ({ sampleId: sample.id, ...network })));
-          }
-        }
-        if (services.length) await tx.insert(serviceSamples).values(services);
+        sampleId = await storeSample(tx, null, sample);
         const cutoff = sql`now() - make_interval(days => ${options.retentionDays ?? env().metricsRetentionDays})`;
         await tx.delete(metricSamples).where(lt(metricSamples.takenAt, cutoff));
         await tx.delete(serviceSamples).where(lt(serviceSamples.takenAt, cutoff));
@@ -144,7 +126,7 @@ export function createCollector(options: CollectorOptions = {}): Collector {
       log("could not store a metrics sample:", error);
       sampleId = null;
     }
-    return { sampleId, services: services.length, networks: networks.length, failedSources: failed };
+    return { sampleId, services: sample.services.length, networks: sample.networks.length, failedSources: sample.failedSources };
   }
 
   const collector: Collector = {

@@ -1,15 +1,21 @@
 import { z } from "zod";
+import { nodeNameField } from "@/lib/nodes/schemas";
 
 // Field names and types exactly as SPEC.md "Metrics" gives them; timestamps in milliseconds.
 
 const float = z.number();
 const int = z.number().int();
 
-export const historyQuerySchema = z.object({
+/** `?node=NAME`: that node's figures instead of the panel's machine (`local` is the panel's machine). */
+export const nodeQuerySchema = z.object({
+  node: nodeNameField.optional(),
+});
+
+export const historyQuerySchema = nodeQuerySchema.extend({
   limit: z.coerce.number().int().min(1).max(100).default(15),
 });
 
-export const serviceHistoryQuerySchema = z.object({
+export const serviceHistoryQuerySchema = nodeQuerySchema.extend({
   limit: z.coerce.number().int().min(1).optional(),
 });
 
@@ -119,4 +125,36 @@ export const systemInfoSchema = z.object({
     }),
   ),
   uptime: z.object({ seconds: int, formatted: z.string() }),
+});
+
+// A sample a node's agent sends (lib/provisioning/metrics-sample.ts), checked as anything a node
+// says: finite numbers, whole non-negative counters (bigint columns), bounded names and lists.
+const figure = z.number().finite();
+const counter = z.number().int().min(0);
+const label = z.string().min(1).max(255);
+
+export const machineSampleSchema = z.object({
+  cpu: z.object({ percent: figure, cores: z.array(figure).max(1024) }).nullable(),
+  memory: z.object({ totalBytes: counter, availableBytes: counter }).nullable(),
+  filesystems: z
+    .array(z.object({ device: label, mountedOn: label, sizeBytes: counter, usedBytes: counter, availableBytes: counter, usedPercent: figure }))
+    .max(256),
+  networks: z
+    .array(
+      z.object({
+        interface: label,
+        rxBytes: counter,
+        rxPackets: counter,
+        rxDrops: counter,
+        rxErrors: counter,
+        txBytes: counter,
+        txPackets: counter,
+        txDrops: counter,
+        txErrors: counter,
+      }),
+    )
+    .max(256),
+  services: z
+    .array(z.object({ serviceName: label, cpuPercent: figure, memoryMb: figure, memoryPercent: figure, processCount: counter }))
+    .max(64),
 });

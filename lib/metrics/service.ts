@@ -1,24 +1,33 @@
-import { desc, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { getDb, type Queryable } from "@/db/client";
 import { metricSamples, serviceSamples } from "@/db/schema";
-import { AppError } from "@/lib/errors";
+import { AppError, notFound } from "@/lib/errors";
+import { hostOfNode } from "@/lib/nodes/hosts";
+import { LOCAL_NODE } from "@/lib/nodes/schemas";
+import { findNodeByName } from "@/lib/nodes/service";
+import { readSystemInfo, type SystemInfo } from "@/lib/provisioning/system-info";
 import { TtlCache } from "./cache";
-import type {
-  clearCacheBodySchema,
-  metricsHistoryRecordSchema,
-  metricsStatsSchema,
-  serviceHistoryRecordSchema,
+import {
+  type clearCacheBodySchema,
+  type metricsHistoryRecordSchema,
+  type metricsStatsSchema,
+  type serviceHistoryRecordSchema,
+  systemInfoSchema,
 } from "./schemas";
-import { readSystemInfo, type SystemInfo } from "./system-info";
 
 // The four metrics reads and the cache in front of them (SPEC: data cached for 60 seconds).
-// Used alike by /api/metrics/* and the admin dashboard. Each read is cached per process:
-//   history          one entry per limit (at most 100 limits exist)
-//   stats            one entry
-//   system info      one entry
-//   service history  one entry per limit ("all" included), at most 32 limits at a time
-// A failed read is not cached; it surfaces as a 500 naming what could not be read.
+// Used alike by /api/metrics/* and the admin dashboard. Each reads the panel's own machine, or
+// with `node` another node (docs/nodes.md "Metrics of a node"): its history, stats and service
+// history from the samples its agent sends (stored under its id), its system information live
+// from the node (an operation through its queue: a node that does not answer is a 503 naming it).
+// Each read is cached per process and machine:
+//   history          one entry per machine and limit
+//   stats            one entry per machine
+//   system info      one entry per machine
+//   service history  one entry per machine and limit ("all" included)
+// A failed read is not cached; it surfaces as a 500 naming what could not be read (a node that
+// is unknown or does not answer keeps its 404 or 503).
 
 export type MetricsHistoryRecord = z.infer<typeof metricsHistoryRecordSchema>;
 export type ServiceHistoryRecord = z.infer<typeof serviceHistoryRecordSchema>;
@@ -31,18 +40,27 @@ export const DEFAULT_HISTORY_LIMIT = 15;
 /** GET /api/metrics/stats summarises the samples of the last 24 hours. */
 export const STATS_WINDOW = "24 hours";
 
+/** A machine whose figures are read: its samples' node id (null: the panel's own) and its live system information. */
+export interface MetricsMachine {
+  nodeId: number | null;
+  systemInfo: () => Promise<SystemInfo>;
+}
+
 export interface MetricsServiceDeps {
   db: () => Promise<Queryable>;
+  /** The panel's own machine's system information. */
   systemInfo: () => Promise<SystemInfo>;
   now: () => number;
+  /** Another node by name (NOT_FOUND when there is none). */
+  node?: (name: string) => Promise<MetricsMachine>;
 }
 
 export interface MetricsService {
-  getMetricsHistory(limit?: number): Promise<MetricsHistoryRecord[]>;
-  getMetricsStats(): Promise<MetricsStats>;
-  getSystemInfo(): Promise<SystemInfo>;
-  getServiceHistory(limit?: number): Promise<ServiceHistoryRecord[]>;
-  clearMetricsCache(body?: ClearCacheInput): { message: string };
+  getMetricsHistory(limit?: number, node?: string): Promise<MetricsHistoryRecord[]>;
+  getMetricsStats(node?: string): Promise<MetricsStats>;
+  getSystemInfo(node?: string): Promise<SystemInfo>;
+  getServiceHistory(limit?: number, node?: string): Promise<ServiceHistoryRecord[]>;
+  clearMetricsCache(body?: ClearCacheInput, node?: string): Promise<{ message: string }>;
 }
 
 const GIB = 1024 ** 3;
@@ -56,14 +74,20 @@ async function readOrFail<T>(what: string, read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (error) {
+    if (error instanceof AppError) throw error;
     throw new AppError("INTERNAL", `Could not read ${what}; the panel's log says why`, undefined, { cause: error });
   }
 }
 
-export async function queryMetricsHistory(db: Queryable, limit: number): Promise<MetricsHistoryRecord[]> {
+/** The samples of one machine: `nodeId`'s, or the panel's own (null). */
+const ofMachine = (column: typeof metricSamples.nodeId | typeof serviceSamples.nodeId, nodeId: number | null): SQL =>
+  nodeId === null ? isNull(column) : eq(column, nodeId);
+
+export async function queryMetricsHistory(db: Queryable, limit: number, nodeId: number | null = null): Promise<MetricsHistoryRecord[]> {
   const rows = await db
     .select()
     .from(metricSamples)
+    .where(ofMachine(metricSamples.nodeId, nodeId))
     .orderBy(desc(metricSamples.takenAt), desc(metricSamples.id))
     .limit(limit);
   return rows.map((row) => ({
@@ -77,10 +101,11 @@ export async function queryMetricsHistory(db: Queryable, limit: number): Promise
   }));
 }
 
-export async function queryServiceHistory(db: Queryable, limit?: number): Promise<ServiceHistoryRecord[]> {
+export async function queryServiceHistory(db: Queryable, limit?: number, nodeId: number | null = null): Promise<ServiceHistoryRecord[]> {
   const query = db
     .select()
     .from(serviceSamples)
+    .where(ofMachine(serviceSamples.nodeId, nodeId))
     .orderBy(desc(serviceSamples.takenAt), desc(serviceSamples.id))
     .$dynamic();
   const rows = await (limit === undefined ? query : query.limit(limit));
@@ -107,14 +132,15 @@ const int = (value: unknown) => Math.round(num(value));
  * are sums over the window. With no samples in the window, CPU and RAM figures are 0 and the
  * lists are empty.
  */
-export async function computeMetricsStats(db: Queryable): Promise<MetricsStats> {
-  const window = sql`SELECT id, taken_at FROM metric_samples WHERE taken_at >= now() - ${STATS_WINDOW}::interval`;
+export async function computeMetricsStats(db: Queryable, nodeId: number | null = null): Promise<MetricsStats> {
+  const inWindow = and(ofMachine(metricSamples.nodeId, nodeId), sql`taken_at >= now() - ${STATS_WINDOW}::interval`);
+  const window = sql`SELECT id, taken_at FROM metric_samples WHERE ${inWindow}`;
   const newestFirst = sql`ORDER BY w.taken_at DESC, w.id DESC`;
   const [overall, cores, disks, networks] = await Promise.all([
     db.execute(sql`
       SELECT avg(cpu_percent)::float8 AS cpu_avg, min(cpu_percent)::float8 AS cpu_min, max(cpu_percent)::float8 AS cpu_max,
              avg(ram_percent)::float8 AS ram_avg, min(ram_percent)::float8 AS ram_min, max(ram_percent)::float8 AS ram_max
-      FROM metric_samples WHERE taken_at >= now() - ${STATS_WINDOW}::interval`),
+      FROM metric_samples WHERE ${inWindow}`),
     db.execute(sql`
       WITH w AS (${window})
       SELECT c.core, avg(c.percent)::float8 AS average, min(c.percent)::float8 AS minimum, max(c.percent)::float8 AS maximum,
@@ -197,56 +223,80 @@ export async function computeMetricsStats(db: Queryable): Promise<MetricsStats> 
 
 /** A metrics service over the given sources, with its own caches (tests build their own). */
 export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
-  const history = new TtlCache<number, MetricsHistoryRecord[]>(METRICS_CACHE_TTL_MS, 100, deps.now);
-  const stats = new TtlCache<"stats", MetricsStats>(METRICS_CACHE_TTL_MS, 1, deps.now);
-  const systemInfo = new TtlCache<"system", SystemInfo>(METRICS_CACHE_TTL_MS, 1, deps.now);
-  const serviceHistory = new TtlCache<number | "all", ServiceHistoryRecord[]>(METRICS_CACHE_TTL_MS, 32, deps.now);
+  // Keyed by machine ("" the panel's own, "#<id>" a node) and, for the lists, limit.
+  const history = new TtlCache<string, MetricsHistoryRecord[]>(METRICS_CACHE_TTL_MS, 256, deps.now);
+  const stats = new TtlCache<string, MetricsStats>(METRICS_CACHE_TTL_MS, 64, deps.now);
+  const systemInfo = new TtlCache<string, SystemInfo>(METRICS_CACHE_TTL_MS, 64, deps.now);
+  const serviceHistory = new TtlCache<string, ServiceHistoryRecord[]>(METRICS_CACHE_TTL_MS, 64, deps.now);
+
+  const panelMachine: MetricsMachine = { nodeId: null, systemInfo: deps.systemInfo };
+  /** The machine `node` names: the panel's own without one (or `local`). */
+  const machineOf = async (node?: string): Promise<MetricsMachine & { key: string }> => {
+    const machine = node === undefined || node === LOCAL_NODE ? panelMachine : await (deps.node ?? noOtherNodes)(node);
+    return { ...machine, key: machine.nodeId === null ? "" : `#${machine.nodeId}` };
+  };
 
   return {
-    getMetricsHistory(limit = DEFAULT_HISTORY_LIMIT) {
-      return history.get(limit, () => readOrFail("metrics history", async () => queryMetricsHistory(await deps.db(), limit)));
+    async getMetricsHistory(limit = DEFAULT_HISTORY_LIMIT, node) {
+      const { key, nodeId } = await machineOf(node);
+      return history.get(`${key} ${limit}`, () => readOrFail("metrics history", async () => queryMetricsHistory(await deps.db(), limit, nodeId)));
     },
-    getMetricsStats() {
-      return stats.get("stats", () => readOrFail("metrics stats", async () => computeMetricsStats(await deps.db())));
+    async getMetricsStats(node) {
+      const { key, nodeId } = await machineOf(node);
+      return stats.get(key, () => readOrFail("metrics stats", async () => computeMetricsStats(await deps.db(), nodeId)));
     },
-    getSystemInfo() {
-      return systemInfo.get("system", () => readOrFail("system info", deps.systemInfo));
+    async getSystemInfo(node) {
+      const machine = await machineOf(node);
+      return systemInfo.get(machine.key, () => readOrFail("system info", machine.systemInfo));
     },
-    getServiceHistory(limit) {
-      return serviceHistory.get(limit ?? "all", () =>
-        readOrFail("service history", async () => queryServiceHistory(await deps.db(), limit)),
+    async getServiceHistory(limit, node) {
+      const { key, nodeId } = await machineOf(node);
+      return serviceHistory.get(`${key} ${limit ?? "all"}`, () =>
+        readOrFail("service history", async () => queryServiceHistory(await deps.db(), limit, nodeId)),
       );
     },
-    clearMetricsCache(body = {}) {
+    async clearMetricsCache(body = {}, node) {
+      const { key } = await machineOf(node);
       const limit = body.limit ?? DEFAULT_HISTORY_LIMIT;
-      history.delete(limit);
+      history.delete(`${key} ${limit}`);
       const cleared = [`metrics history (limit ${limit})`];
       if (body.clear_stats) {
-        stats.clear();
+        stats.delete(key);
         cleared.push("stats");
       }
       if (body.clear_system_info) {
-        systemInfo.clear();
+        systemInfo.delete(key);
         cleared.push("system info");
       }
       if (body.clear_service_history) {
-        serviceHistory.clear();
+        serviceHistory.deleteMatching((entry) => entry.startsWith(`${key} `));
         cleared.push("service history (every limit)");
       }
       const list = cleared.length > 1 ? `${cleared.slice(0, -1).join(", ")} and ${cleared.at(-1)}` : cleared[0];
-      return { message: `Cleared the cache of ${list}` };
+      return { message: `Cleared the cache of ${list}${node === undefined ? "" : ` of node ${node}`}` };
     },
   };
+}
+
+const noOtherNodes = async (): Promise<MetricsMachine> => {
+  throw notFound("Node");
+};
+
+/** A node of the panel's database: its stored samples, its system information read on it (parsed: a node's answer is checked). */
+async function nodeMachine(name: string): Promise<MetricsMachine> {
+  const row = await findNodeByName(await getDb(), name);
+  if (!row) throw notFound("Node");
+  return { nodeId: row.id, systemInfo: async () => systemInfoSchema.parse(await hostOfNode(row).run("metrics.system-info", null)) };
 }
 
 // The process's service: on globalThis because each route file is its own module instance and
 // POST /api/metrics/clear-cache must clear the caches the GET routes read.
 const globalForMetrics = globalThis as unknown as { __panelMetricsService?: MetricsService };
 const defaultService = () =>
-  (globalForMetrics.__panelMetricsService ??= createMetricsService({ db: getDb, systemInfo: readSystemInfo, now: Date.now }));
+  (globalForMetrics.__panelMetricsService ??= createMetricsService({ db: getDb, systemInfo: readSystemInfo, now: Date.now, node: nodeMachine }));
 
-export const getMetricsHistory = (limit?: number) => defaultService().getMetricsHistory(limit);
-export const getMetricsStats = () => defaultService().getMetricsStats();
-export const getSystemInfo = () => defaultService().getSystemInfo();
-export const getServiceHistory = (limit?: number) => defaultService().getServiceHistory(limit);
-export const clearMetricsCache = (body?: ClearCacheInput) => defaultService().clearMetricsCache(body);
+export const getMetricsHistory = (limit?: number, node?: string) => defaultService().getMetricsHistory(limit, node);
+export const getMetricsStats = (node?: string) => defaultService().getMetricsStats(node);
+export const getSystemInfo = (node?: string) => defaultService().getSystemInfo(node);
+export const getServiceHistory = (limit?: number, node?: string) => defaultService().getServiceHistory(limit, node);
+export const clearMetricsCache = (body?: ClearCacheInput, node?: string) => defaultService().clearMetricsCache(body, node);

@@ -25,7 +25,7 @@ export const NODE_RETRY_AFTER_S = 30;
 
 export class NodeUnavailableError extends UnavailableError {
   constructor(readonly node: string) {
-    super(`The node ${node} that hosts this account does not answer; nothing was changed. Try again later.`, NODE_RETRY_AFTER_S);
+    super(`The node ${node} does not answer; nothing was changed. Try again later.`, NODE_RETRY_AFTER_S);
   }
 }
 
@@ -44,7 +44,7 @@ function newJob(op: string, args: unknown, times: { expiresAt?: number; deadline
 function resultError(node: string, result: Extract<JobResult, { ok: false }>): AppError {
   if (result.error.code !== "INTERNAL") return new AppError(result.error.code, result.error.message, result.error.fields);
   console.error(`[nodes] ${node}: ${result.error.message}`);
-  return new AppError("INTERNAL", `The node ${node} could not complete the change; its agent's log says why`);
+  return new AppError("INTERNAL", `The node ${node} could not complete the request; its agent's log says why`);
 }
 
 /** Whether jobs can be given to the node now: its agent answers heartbeats and speaks this protocol. */

@@ -4,6 +4,7 @@ import { nodeJobs, nodes } from "@/db/schema";
 import { finishTermination } from "@/lib/accounts/lifecycle";
 import type { Heartbeat, Hello, JobResult } from "@/lib/agent/protocol";
 import { env } from "@/lib/env";
+import { recordNodeSample } from "@/lib/metrics/collector";
 import { ensureNodeConsumer, panelBus, subscribeNodeEvents } from "./bus";
 import { publishQueuedJobs, recordJobResult } from "./dispatch";
 import { queueNodeReconcile } from "./reconcile";
@@ -16,6 +17,7 @@ import { applyNodeAuthorization, recordHeartbeat } from "./service";
 //   hello      the agent (re)connected: the queued work it missed is published, then the whole
 //              state of its accounts (lib/nodes/reconcile.ts)
 //   heartbeat  its last heartbeat, disk and load
+//   metrics    a sample of its figures, kept as its metrics history (lib/metrics/collector.ts)
 //   result     a queued job done or failed; a termination's records go once its node removed it
 
 /** How often queued work a stopped panel did not publish is looked for (it is published after its commit otherwise). */
@@ -32,6 +34,7 @@ export async function startNodeEvents(db: Database): Promise<void> {
     const [known] = await db.select().from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
     if (!known) return;
     if (kind === "heartbeat") await recordHeartbeat(db, node, body as Heartbeat);
+    if (kind === "metrics") await recordNodeSample(db, known.id, body);
     if (kind === "hello") {
       await recordHeartbeat(db, node, body as Hello);
       await publishQueuedJobs(db, known.id);

@@ -6,7 +6,8 @@ import { isIPv4 } from "@/lib/net/ip-syntax";
 /** `local` is the panel's own machine: never enrolled, renamed or removed. */
 export const LOCAL_NODE = "local";
 
-const nameField = z
+/** A node's name, as the API takes it (`?node=` of the metrics too). */
+export const nodeNameField = z
   .string("must be text")
   .trim()
   .toLowerCase()
@@ -21,13 +22,13 @@ const hostField = z
 
 /** POST /api/admin/nodes */
 export const createNodeSchema = z.strictObject({
-  name: nameField.refine((name) => name !== LOCAL_NODE, "is the panel's own machine"),
+  name: nodeNameField.refine((name) => name !== LOCAL_NODE, "is the panel's own machine"),
   ipv4: ipv4Field,
   ssh_host: hostField.nullable().optional(),
 });
 
 const nodeFields = {
-  name: nameField,
+  name: nodeNameField,
   ipv4: ipv4Field,
   ssh_host: hostField.nullable(),
   state: z.enum(["active", "draining"], "must be active or draining"),

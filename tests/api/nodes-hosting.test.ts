@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import fs from "node:fs";
+import https from "node:https";
 import os from "node:os";
 import path from "node:path";
+import type { TLSSocket } from "node:tls";
 import { after, before, describe, test } from "node:test";
 import { eq } from "drizzle-orm";
 import type { Database } from "@/db/client";
@@ -12,24 +15,32 @@ import { createEnvironment, type TestEnvironment } from "../support/environment"
 import { backUp } from "../support/backups";
 import { apiClient } from "../support/http";
 import { startNats, type TestNats } from "../support/nats";
+import { type Pebble, startPebble } from "../support/pebble";
 import { makeKey } from "../support/seed";
+import { freePort } from "../support/server";
 import { startTestNode, type TestNode } from "../support/test-node";
 
 // Accounts on two hosting servers (docs/nodes.md "Tests and benchmarks"). Each test node is a
 // machine of its own on this one (tests/support/node-host.ts: its own network namespace and
 // address, its own /etc with its own users), running its own nginx and PHP-FPM and the panel's
 // agent, enrolled through the API and `panel node join`; the panel and the NATS server stay
-// outside. A site is asked for at its node's address, as a visitor's browser would.
+// outside. A site is asked for at its node's address, as a visitor's browser would. A CA (pebble) validates the nodes' sites at
+// their addresses, on the one HTTP port every node's nginx listens on (each in its own network).
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-nodes-hosting-"));
 let nats: TestNats;
+let pebble: Pebble;
+let nodesHttpPort: number;
 
 before(async () => {
   // Every address: the nodes reach it over their veth pairs.
   nats = await startNats(path.join(root, "nats"), "0.0.0.0");
+  nodesHttpPort = await freePort();
+  pebble = await startPebble({ httpPort: nodesHttpPort });
 });
 
 after(async () => {
+  await pebble?.stop();
   await nats?.stop();
   fs.rmSync(root, { recursive: true, force: true });
 });
@@ -49,6 +60,24 @@ async function waitFor<T>(what: string, probe: () => Promise<T | null | undefine
 
 const seed = async (db: Database) => ({ adminKey: await makeKey(db, { scope: "admin" }) });
 
+/** What a node's nginx answers over HTTPS (port 443 of its own network) for `name`, verified against the CA's root. */
+function visitSecure(node: TestNode, name: string): Promise<{ status: number; text: string; certificate: X509Certificate }> {
+  return new Promise((resolve, reject) => {
+    const options = { host: node.host.address, port: 443, path: "/index.html", headers: { host: name }, servername: name, ca: pebble.issuanceRoot, agent: false, timeout: 5000 };
+    const request = https.get(options, (response) => {
+      const certificate = new X509Certificate((response.socket as TLSSocket).getPeerCertificate().raw);
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk) => (text += chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, text, certificate }));
+    });
+    request.on("timeout", () => request.destroy(new Error("timed out")));
+    request.on("error", reject);
+  });
+}
+
+const namesOf = (certificate: X509Certificate) => (certificate.subjectAltName ?? "").split(", ").map((name) => name.replace(/^DNS:/, "")).sort();
+
 for (const backend of testBackends()) {
   describe(`accounts on two nodes (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
@@ -56,9 +85,20 @@ for (const backend of testBackends()) {
     const admin = () => apiClient(env.server.baseUrl, env.seed.adminKey);
     const nodeRecord = async (name: string) => (await admin().get("/api/admin/nodes")).body.nodes.find((node: { name: string }) => node.name === name);
 
+    const panelCerts = path.join(root, backend, "panel-certs");
+
     before(async () => {
-      env = await createEnvironment(backend, seed, { ...nats.env, NODE_JOB_TIMEOUT_S: String(JOB_TIMEOUT_S) });
-      for (const name of ["n1", "n2"]) nodes.push(await startTestNode(name, { panelPort: env.server.port, admin: env.seed.adminKey, nats }));
+      env = await createEnvironment(backend, seed, {
+        ...nats.env,
+        NODE_JOB_TIMEOUT_S: String(JOB_TIMEOUT_S),
+        // The panel's ACME account; the panel has no web server of its own: the nodes serve the sites.
+        ACME_DIRECTORY_URL: pebble.directoryUrl,
+        ACME_CA_BUNDLE: pebble.listenerCaPath,
+        CERTS_DIR: panelCerts,
+      });
+      for (const name of ["n1", "n2"]) {
+        nodes.push(await startTestNode(name, { panelPort: env.server.port, admin: env.seed.adminKey, nats, httpPort: nodesHttpPort }));
+      }
     });
 
     after(async () => {
@@ -301,6 +341,123 @@ for (const backend of testBackends()) {
       await waitFor("its file served by n2 again", async () => (await n2().visit(domain, "/kept.txt")).text === "kept on n2\n");
       const unknown = await admin().post("/api/admin/backups/restore-account", { username: "nosuchuser", node: "nowhere" });
       assert.equal(unknown.status, 404, JSON.stringify(unknown.body));
+    });
+
+    /** A metrics read of node `node` past its cache (POST /api/metrics/clear-cache?node=). */
+    const freshMetrics = async (what: string, node: string) => {
+      const cleared = await admin().post(`/api/metrics/clear-cache?node=${node}`, { clear_stats: true, clear_system_info: true, clear_service_history: true });
+      assert.equal(cleared.status, 200, JSON.stringify(cleared.body));
+      return admin().get(`/api/metrics/${what}${what.includes("?") ? "&" : "?"}node=${node}`);
+    };
+
+    test("metrics with ?node=: the node's samples and its live system; an unknown node 404, a bad name 422", async () => {
+      // n1's agent sent a sample when it started: its history, stats and services are n1's.
+      const history = await waitFor("n1's first sample", async () => {
+        const answer = await freshMetrics("history", "n1");
+        return answer.status === 200 && answer.body.length > 0 && answer.body;
+      });
+      assert.ok(history.every((record: { ram_total_mb: number }) => record.ram_total_mb > 0));
+      const panelIds = new Set((await admin().get("/api/metrics/history?limit=100")).body.map((record: { id: number }) => record.id));
+      assert.ok(history.every((record: { id: number }) => !panelIds.has(record.id)), "the panel's own samples are not n1's");
+      const stats = await admin().get("/api/metrics/stats?node=n1");
+      assert.equal(stats.status, 200, JSON.stringify(stats.body));
+      assert.ok(stats.body.ram.average > 0 && stats.body.cpu_cores.length > 0);
+      const services = await admin().get("/api/metrics/service-history?node=n1");
+      assert.equal(services.status, 200);
+      // The agent is the panel's process on a node.
+      assert.ok(services.body.some((record: { service_name: string }) => record.service_name === "panel"), JSON.stringify(services.body));
+
+      // Its system is read on it: its network, not the panel's.
+      const info = await admin().get("/api/metrics/system-info?node=n1");
+      assert.equal(info.status, 200, JSON.stringify(info.body));
+      const addresses = (body: { networkInterfaces: { addresses: { address: string }[] }[] }) =>
+        body.networkInterfaces.flatMap((entry) => entry.addresses.map((address) => address.address));
+      assert.ok(addresses(info.body).includes(n1().host.address));
+      const panelInfo = await admin().get("/api/metrics/system-info");
+      assert.ok(!addresses(panelInfo.body).includes(n1().host.address));
+      assert.deepEqual((await admin().get("/api/metrics/system-info?node=local")).body, panelInfo.body);
+
+      const unknown = await admin().get("/api/metrics/stats?node=nowhere");
+      assert.equal(unknown.status, 404);
+      assert.equal(unknown.body.error, "Node not found");
+      const bad = await admin().get("/api/metrics/history?node=N%201;");
+      assert.equal(bad.status, 422);
+      assert.ok(bad.body.errors.node);
+    });
+
+    test("metrics of a node that does not answer: its system info 503 with Retry-After naming it, its recorded history still served", async () => {
+      n1().agent!.kill("SIGSTOP");
+      try {
+        const silent = await freshMetrics("system-info", "n1");
+        assert.equal(silent.status, 503, JSON.stringify(silent.body));
+        assert.match(silent.body.error, /\bn1\b/);
+        assert.ok(Number(silent.headers.get("retry-after")) > 0);
+        const history = await freshMetrics("history", "n1");
+        assert.equal(history.status, 200);
+        assert.ok(history.body.length > 0);
+      } finally {
+        n1().agent!.kill("SIGCONT");
+      }
+      await waitFor("n1 active again", async () => (await nodeRecord("n1")).state === "active");
+    });
+
+    test("AutoSSL on a node: its nginx answers the challenges, its key is made there, its sites are served over HTTPS", async () => {
+      const { username, domain } = accounts.n1;
+      const names = [domain, `www.${domain}`, `blog.${domain}`];
+      for (const name of names) await pebble.resolve(name, n1().host.address);
+      const client = apiClient(env.server.baseUrl, env.seed.adminKey, username);
+      assert.equal((await client.put("/api/client/account", { is_auto_ssl_enabled: true })).status, 200);
+      const settled = async () => {
+        const domains: { domain: string; ssl: { status: string; error: string | null; expires_at: string | null } }[] = (await client.get("/api/client/domains")).body;
+        return domains.every((row) => row.ssl.status !== "pending") && domains;
+      };
+      const domains = await waitFor("the certificates issued", settled);
+      for (const row of domains) assert.equal(row.ssl.status, "active", `${row.domain}: ${row.ssl.error}`);
+
+      const served = await waitFor("the site over HTTPS", async () => {
+        const answer = await visitSecure(n1(), domain);
+        return answer.status === 200 && answer;
+      });
+      assert.equal(served.text, `served by n1\n`);
+      assert.deepEqual(namesOf(served.certificate), [domain, `www.${domain}`].sort());
+      // Recorded centrally as issued.
+      assert.equal(domains.find((row) => row.domain === domain)!.ssl.expires_at, new Date(served.certificate.validTo).toISOString());
+      // Its key is n1's (0600), made there: the panel keeps only its ACME account.
+      const keyFile = path.join(n1().env.DATA_DIR, "certs", domain, "privkey.pem");
+      assert.equal(fs.statSync(keyFile).mode & 0o777, 0o600);
+      assert.ok(served.certificate.checkPrivateKey(createPrivateKey(fs.readFileSync(keyFile))));
+      assert.equal(fs.existsSync(path.join(n1().env.DATA_DIR, "certs", domain, "request.key")), false);
+      assert.deepEqual(fs.readdirSync(panelCerts), [".acme"]);
+      // The challenges answered are gone from n1.
+      assert.deepEqual(fs.readdirSync(path.join(n1().env.ACME_CHALLENGE_DIR, ".well-known", "acme-challenge")), []);
+      // The subdomain's own certificate, its site rewritten after it was recorded.
+      const blog = await waitFor("the subdomain over HTTPS", async () => (await visitSecure(n1(), `blog.${domain}`)).certificate);
+      assert.deepEqual(namesOf(blog), [`blog.${domain}`]);
+    });
+
+    test("AutoSSL on a node: a parked name added later is on the certificate issued again there", async () => {
+      const { username, domain } = accounts.n1;
+      const parked = `${username}-parked.example`;
+      await pebble.resolve(parked, n1().host.address);
+      const client = apiClient(env.server.baseUrl, env.seed.adminKey, username);
+      const [main] = (await client.get("/api/client/domains")).body;
+      const keyFile = path.join(n1().env.DATA_DIR, "certs", domain, "privkey.pem");
+      const keyBefore = fs.readFileSync(keyFile, "utf8");
+      const created = await client.post("/api/client/domains", { domain: parked, domain_type: "parked", parked_on_domain_id: main.id });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const served = await waitFor("the parked name on the certificate", async () => {
+        const answer = await visitSecure(n1(), parked);
+        return namesOf(answer.certificate).includes(parked) && answer;
+      });
+      assert.deepEqual(namesOf(served.certificate), [parked, domain, `www.${domain}`].sort());
+      assert.equal(served.text, `served by n1\n`);
+      // A new key, made on n1 for the new certificate.
+      assert.notEqual(fs.readFileSync(keyFile, "utf8"), keyBefore);
+      assert.ok(served.certificate.checkPrivateKey(createPrivateKey(fs.readFileSync(keyFile))));
+      await waitFor("the parked name active", async () => {
+        const rows: { domain: string; ssl: { status: string } }[] = (await client.get("/api/client/domains")).body;
+        return rows.find((row) => row.domain === parked)?.ssl.status === "active";
+      });
     });
   });
 }

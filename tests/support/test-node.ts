@@ -33,12 +33,18 @@ export interface TestNode {
   stop(): Promise<void>;
 }
 
-/** Adds node `name` to the panel at `panelPort` (as `admin`), enrols it and starts its agent; resolves once it is active. */
-export async function startTestNode(name: string, options: { panelPort: number; admin: Credentials; nats: TestNats; env?: Record<string, string> }): Promise<TestNode> {
+/**
+ * Adds node `name` to the panel at `panelPort` (as `admin`), enrols it and starts its agent;
+ * resolves once it is active. `httpPort`: its nginx's (an ACME test's CA validates every node on one port).
+ */
+export async function startTestNode(
+  name: string,
+  options: { panelPort: number; admin: Credentials; nats: TestNats; env?: Record<string, string>; httpPort?: number },
+): Promise<TestNode> {
   const host = await startNodeHost(name);
   let servers: WebServers;
   try {
-    servers = await startWebServers(path.join(host.root, "web"), host.start);
+    servers = await startWebServers(path.join(host.root, "web"), host.start, options.httpPort);
   } catch (error) {
     await host.stop();
     throw error;
@@ -52,6 +58,8 @@ export async function startTestNode(name: string, options: { panelPort: number; 
     HOME_ROOT: path.join(host.root, "home"),
     SYSTEM_USERS: "1",
     LOGROTATE_CONFIG_FILE: path.join(host.root, "logrotate.conf"),
+    // Its own, as everything of a node: not the machine's /var/lib.
+    ACME_CHALLENGE_DIR: path.join(host.root, "acme-challenge"),
     ...servers.env,
     ...options.env,
   };

@@ -47,8 +47,9 @@ async function stopChild(child: ChildProcess) {
   clearTimeout(timer);
 }
 
-export async function startWebServers(root: string, start: Starter = spawn): Promise<WebServers> {
-  const httpPort = await freePort();
+/** `httpPort`: nginx's port (default a free one here; a test node has every port of its own). */
+export async function startWebServers(root: string, start: Starter = spawn, httpPort?: number): Promise<WebServers> {
+  httpPort ??= await freePort();
   const dirs = {
     sites: path.join(root, "sites"),
     pools: path.join(root, "pools", "{version}"),

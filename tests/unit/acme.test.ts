@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { type AcmeSettings, certificateFiles, issueCertificate, readCertificate, removeCertificate } from "@/lib/provisioning/acme";
+import { type AcmeSettings, certificateFiles, issueCertificate, localMachine, readCertificate, removeCertificate } from "@/lib/provisioning/acme";
 import { startNginx, type TestNginx } from "../support/nginx";
 import { type Pebble, startPebble } from "../support/pebble";
 import { freePort } from "../support/server";
@@ -57,7 +57,7 @@ after(async () => {
 
 test("a certificate is issued for every name and installed with a private key only the panel reads", async () => {
   const names = ["alice.example", "www.alice.example", "alice-parked.example"];
-  const issued = await issueCertificate(settings, { domain: "alice.example", names });
+  const issued = await issueCertificate(settings, localMachine(settings), { domain: "alice.example", names });
   assert.deepEqual([...issued.names].sort(), [...names].sort());
   assert.ok(issued.expiresAt.getTime() > Date.now() + 86_400_000);
 
@@ -83,7 +83,7 @@ test("a certificate is issued for every name and installed with a private key on
 
 test("a name whose challenge the web server does not serve fails before the CA is asked", async () => {
   await assert.rejects(
-    issueCertificate(settings, { domain: "closed.example", names: ["closed.example"] }),
+    issueCertificate(settings, localMachine(settings), { domain: "closed.example", names: ["closed.example"] }),
     /closed\.example: the web server does not serve the ACME challenge .*answered 404/,
   );
   assert.deepEqual(challengeFiles(), []);
@@ -94,7 +94,7 @@ test("a validation the CA cannot complete fails with the CA's reason and install
   await pebble.resolve("broken.example", "127.0.0.2");
   const withoutCheck = { ...settings, selfCheckPort: null };
   await assert.rejects(
-    issueCertificate(withoutCheck, { domain: "broken.example", names: ["broken.example"] }),
+    issueCertificate(withoutCheck, localMachine(withoutCheck), { domain: "broken.example", names: ["broken.example"] }),
     /broken\.example: validation failed: .*127\.0\.0\.2.*connection refused$/,
   );
   assert.equal(await readCertificate(settings.certsDir, "broken.example"), null);

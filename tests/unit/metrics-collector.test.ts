@@ -12,7 +12,7 @@ import {
   serviceSamples,
 } from "@/db/schema";
 import { createCollector } from "@/lib/metrics/collector";
-import { groupServices } from "@/lib/metrics/services";
+import { groupServices } from "@/lib/provisioning/metrics-services";
 import {
   createProcessReader,
   type MetricsSources,
@@ -23,7 +23,7 @@ import {
   parseTotalJiffies,
   type ProcessReading,
   systemSources,
-} from "@/lib/metrics/sources";
+} from "@/lib/provisioning/metrics-sources";
 import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
 
 // The collector against a real database, in process, with scripted sources (so each reading is

@@ -13,7 +13,7 @@ import {
 import { AppError } from "@/lib/errors";
 import { metricsStatsSchema, systemInfoSchema } from "@/lib/metrics/schemas";
 import { computeMetricsStats, createMetricsService, type MetricsServiceDeps } from "@/lib/metrics/service";
-import { readSystemInfo } from "@/lib/metrics/system-info";
+import { readSystemInfo } from "@/lib/provisioning/system-info";
 import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
 
 // The metrics reads against a real database, in process: the SQL statistics, newest-first
@@ -192,12 +192,12 @@ for (const backend of testBackends()) {
       await service.getSystemInfo();
       const id = await insertSample(connection, 0, { cpu: 70, ram: 70, cores: [70, 70], diskUsedGb: 40, rxBytes: 1000, rxDrops: 0 });
       try {
-        assert.deepEqual(service.clearMetricsCache(), { message: "Cleared the cache of metrics history (limit 15)" });
+        assert.deepEqual(await service.clearMetricsCache(), { message: "Cleared the cache of metrics history (limit 15)" });
         assert.equal((await service.getMetricsHistory(15))[0].id, id, "the default limit's cache was cleared");
         assert.notEqual((await service.getMetricsHistory(5))[0].id, id, "another limit's cache was not");
         assert.notEqual((await service.getMetricsStats()).cpu.maximum, 70, "stats were not cleared");
 
-        const { message } = service.clearMetricsCache({ limit: 5, clear_stats: true, clear_system_info: true, clear_service_history: true });
+        const { message } = await service.clearMetricsCache({ limit: 5, clear_stats: true, clear_system_info: true, clear_service_history: true });
         assert.equal(message, "Cleared the cache of metrics history (limit 5), stats, system info and service history (every limit)");
         assert.equal((await service.getMetricsHistory(5))[0].id, id);
         assert.equal((await service.getMetricsStats()).cpu.maximum, 70);

@@ -1,4 +1,4 @@
-import type { ProcessReading } from "./sources";
+import type { ProcessReading } from "./metrics-sources";
 
 /**
  * How processes are grouped into the named services of GET /api/metrics/service-history. A

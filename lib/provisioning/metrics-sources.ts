@@ -2,11 +2,12 @@ import fs from "node:fs";
 import os from "node:os";
 import si from "systeminformation";
 
-// What the collector reads from the machine, one function per source so that each can fail
-// alone (and so tests and the bench can substitute them). The real readings come from
-// systeminformation, except two read from /proc: network counters (systeminformation's
-// networkStats() has no packet counts) and processes (its processes() runs `ps` and then one
-// `cat` per process, every tick: ~90 programs started, ~350–580 ms of CPU on a quiet server).
+// What a metrics sample reads from the machine (lib/provisioning/metrics-sample.ts: the panel's
+// collector, a node's agent), one function per source so that each can fail alone (and so tests
+// and the bench can substitute them). The real readings come from systeminformation, except two
+// read from /proc: network counters (systeminformation's networkStats() has no packet counts) and
+// processes (its processes() runs `ps` and then one `cat` per process, every tick: ~90 programs
+// started, ~350–580 ms of CPU on a quiet server).
 
 export interface CpuReading {
   /** Busy percentage of all cores since the previous reading. */

@@ -1,7 +1,7 @@
 import os from "node:os";
 import si from "systeminformation";
 import type { z } from "zod";
-import type { systemInfoSchema } from "./schemas";
+import type { systemInfoSchema } from "@/lib/metrics/schemas";
 
 export type SystemInfo = z.infer<typeof systemInfoSchema>;
 
