@@ -100,6 +100,8 @@ export async function runNodesBench(): Promise<void> {
     const again = await timeReconcile(db, node.id, restart);
     console.log(`(l) reconcile of ${RECONCILE_ACCOUNTS + ACCOUNTS_TIMED} accounts on the agent's restart: ${seconds(again)}`);
     verdict("(l) reconcile on restart, seconds", again / 1000, 10, "≤");
+    // Where the node's time went, as its agent logs it.
+    for (const line of node.agentLog().split("\n").filter((text) => text.startsWith("[reconcile]"))) console.log(`    node: ${line}`);
   } finally {
     await node.stop();
     await env.teardown();

@@ -52,11 +52,19 @@ export const fileOwner = (username: string) => (env().systemUsers ? username : n
  * so a home made before that layout (the customer's own) is still served once repaired.
  */
 export async function prepareHome(username: string): Promise<void> {
-  const home = homeOf(username);
-  if (env().systemUsers && webHostingEnabled() && (await addGroupMember(username, env().webServerUser)) && fs.existsSync(home)) {
+  await letWebServerIn(username);
+  await createHome(homeOf(username), fileOwner(username), env().webServerGroup);
+}
+
+/**
+ * The web server's user in the account's group (with Linux users and web hosting): gpasswd when
+ * it is not yet, which locks /etc/group — a reconcile calls this for each account one after
+ * another before it prepares their homes several at once.
+ */
+export async function letWebServerIn(username: string): Promise<void> {
+  if (env().systemUsers && webHostingEnabled() && (await addGroupMember(username, env().webServerUser)) && fs.existsSync(homeOf(username))) {
     // nginx's workers take their groups when they start: an existing home's sites stay served
     // only if workers with the new group run before the home becomes root's.
     await reloadNginx();
   }
-  await createHome(home, fileOwner(username), env().webServerGroup);
 }

@@ -161,14 +161,21 @@ const isOnPath = (part: string, whole: string) => {
  * a link the customer put on the way is a 422 naming domain_path.
  */
 export async function createDomainRoot(input: { username: string; path: string }): Promise<void> {
+  await createDomainRoots({ username: input.username, paths: [input.path] });
+}
+
+/** The home made ready once, then the document root of each of `paths` (as createDomainRoot). */
+export async function createDomainRoots(input: { username: string; paths: string[] }): Promise<void> {
   if (!webHostingEnabled()) return;
   const home = homeOf(input.username);
-  try {
-    await prepareHome(input.username);
-    await createDocumentRoot(home, path.join(home, input.path), fileOwner(input.username), env().webServerGroup);
-  } catch (error) {
-    if (error instanceof LinkInHomeError && isOnPath(error.relativePath, input.path)) throw error.forField("domain_path");
-    throw error;
+  await prepareHome(input.username);
+  for (const root of input.paths) {
+    try {
+      await createDocumentRoot(home, path.join(home, root), fileOwner(input.username), env().webServerGroup);
+    } catch (error) {
+      if (error instanceof LinkInHomeError && isOnPath(error.relativePath, root)) throw error.forField("domain_path");
+      throw error;
+    }
   }
 }
 
