@@ -164,18 +164,19 @@ export async function createDomainRoot(input: { username: string; path: string }
   await createDomainRoots({ username: input.username, paths: [input.path] });
 }
 
-/** The home made ready once, then the document root of each of `paths` (as createDomainRoot). */
+/**
+ * The home made ready once, then the document root of each of `paths` (as createDomainRoot): a
+ * link on the way to one of them — in the home's own folders too — is a 422 naming domain_path.
+ */
 export async function createDomainRoots(input: { username: string; paths: string[] }): Promise<void> {
   if (!webHostingEnabled()) return;
   const home = homeOf(input.username);
-  await prepareHome(input.username);
-  for (const root of input.paths) {
-    try {
-      await createDocumentRoot(home, path.join(home, root), fileOwner(input.username), env().webServerGroup);
-    } catch (error) {
-      if (error instanceof LinkInHomeError && isOnPath(error.relativePath, root)) throw error.forField("domain_path");
-      throw error;
-    }
+  try {
+    await prepareHome(input.username);
+    for (const root of input.paths) await createDocumentRoot(home, path.join(home, root), fileOwner(input.username), env().webServerGroup);
+  } catch (error) {
+    if (error instanceof LinkInHomeError && input.paths.some((root) => isOnPath(error.relativePath, root))) throw error.forField("domain_path");
+    throw error;
   }
 }
 
