@@ -154,17 +154,21 @@ for (const backend of testBackends().slice(0, 1)) {
       // alice restores the whole of each backup beside her files, as her user writes it.
       const runs = (await client().get("/api/client/backups")).body.snapshots as { id: string }[];
       assert.ok(runs.length >= 1, "her backups are listed");
+      // A run taken while both her folders were mid-swap may hold neither (tar meets a link where
+      // it listed a folder): her own files come back from the runs that hold them.
+      let ownBack = 0;
       for (const [index, run] of runs.entries()) {
         const restored = await client().post(`/api/client/backups/${run.id}/restore`, { path: "public_html/box", to: `public_html/back-${index}` });
         assert.equal(restored.status, 200, JSON.stringify(restored.body));
         const files = filesBelow(path.join(homeRoot, alice.username, "public_html", `back-${index}`));
-        assert.ok(files.some(({ text }) => text.startsWith("alice's own")), "her own files came back");
+        if (files.some(({ text }) => text.startsWith("alice's own"))) ownBack++;
         assert.deepEqual(
           files.filter(({ text }) => text.includes(rootMarker) || text.includes(neighbourMarker)).map(({ file }) => file),
           [],
           `the restore of ${run.id} gave alice root's or bob's files`,
         );
       }
+      assert.ok(ownBack >= 1, "her own files came back");
     });
   });
 }
