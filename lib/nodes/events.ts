@@ -30,6 +30,8 @@ export async function startNodeEvents(db: Database): Promise<void> {
   const bus = await panelBus()!;
   for (const { name } of await db.select({ name: nodes.name }).from(nodes).where(isNotNull(nodes.publicKey))) await ensureNodeConsumer(bus, name);
   subscribeNodeEvents(bus, async ({ node, kind, body }) => {
+    // A long job's word that it is still at it is for the request waiting on it (lib/nodes/bus.ts).
+    if (kind === "working") return;
     // A subject of a node that is not (or no longer) enrolled: nothing it says counts.
     const [known] = await db.select().from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
     if (!known) return;

@@ -6,6 +6,7 @@ import { notFound } from "@/lib/errors";
 import { type DatabaseServerCall, type MysqlProvisioner, mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { type LongRun, runOnNodeNow } from "./dispatch";
 import { LOCAL_NODE } from "./schemas";
+import { findNodeByName } from "./service";
 
 // Where an account's work runs (docs/nodes.md "How it works"): the machine that hosts it. For
 // `local`, the panel's own machine, an operation of lib/agent/operations.ts is a function call in
@@ -52,7 +53,7 @@ export async function nodeOfAccount(db: Queryable, accountId: number): Promise<N
 
 /** The host of the node `name` (404 when there is no such node). */
 export async function hostNamed(db: Queryable, name: string): Promise<Host> {
-  const [node] = await db.select().from(nodes).where(eq(nodes.name, name));
+  const node = await findNodeByName(db, name);
   if (!node) throw notFound("Node");
   return hostOfNode(node);
 }

@@ -289,7 +289,7 @@ export async function restoreIntoDirectory(options: {
   if (exit.code === FOLDER_IN_THE_WAY) return "a folder is in the way";
   if (exit.code !== 0) {
     // The shell's own failure (quota, a file it may not replace), or restic's cut short its input.
-    console.error(`[backups] restoring ${shown} as ${username} failed: ${exitReason(exit)}`);
+    console.error(`[backups] restoring ${shown} as ${username} failed: ${exitReason(exit)}${dumpFailure ? `; restic: ${dumpFailure.message}` : ""}`);
     return "failed";
   }
   if (dumpFailure) throw dumpFailure;
