@@ -28,20 +28,16 @@ import { startTestNode, type TestNode } from "../support/test-node";
 // their addresses, on the one HTTP port every node's nginx listens on (each in its own network).
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-nodes-hosting-"));
-let nats: TestNats;
 let pebble: Pebble;
 let nodesHttpPort: number;
 
 before(async () => {
-  // Every address: the nodes reach it over their veth pairs.
-  nats = await startNats(path.join(root, "nats"), "0.0.0.0");
   nodesHttpPort = await freePort();
   pebble = await startPebble({ httpPort: nodesHttpPort });
 });
 
 after(async () => {
   await pebble?.stop();
-  await nats?.stop();
   fs.rmSync(root, { recursive: true, force: true });
 });
 
@@ -85,6 +81,10 @@ const namesOf = (certificate: X509Certificate) => (certificate.subjectAltName ??
 for (const backend of testBackends()) {
   describe(`accounts on two nodes (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
+    // A NATS server of each suite's own: the other backend's nodes have the same names, and a job
+    // its agent had taken when it was stopped would hold their consumer (one job at a time) until
+    // JetStream gave it out again.
+    let nats: TestNats;
     const nodes: TestNode[] = [];
     const admin = () => apiClient(env.server.baseUrl, env.seed.adminKey);
     const nodeRecord = async (name: string) => (await admin().get("/api/admin/nodes")).body.nodes.find((node: { name: string }) => node.name === name);
@@ -92,6 +92,8 @@ for (const backend of testBackends()) {
     const panelCerts = path.join(root, backend, "panel-certs");
 
     before(async () => {
+      // Every address: the nodes reach it over their veth pairs.
+      nats = await startNats(path.join(root, backend, "nats"), "0.0.0.0");
       env = await createEnvironment(backend, seed, {
         ...nats.env,
         NODE_JOB_TIMEOUT_S: String(JOB_TIMEOUT_S),
@@ -108,6 +110,7 @@ for (const backend of testBackends()) {
     after(async () => {
       for (const node of nodes) await node.stop();
       await env?.teardown();
+      await nats?.stop();
     });
 
     const [n1, n2] = [() => nodes[0], () => nodes[1]];
