@@ -101,6 +101,8 @@ test("renderSshdConfig and renderAuthorizedKeys refuse hostile stored values", (
 });
 
 test("applySshdConfig keeps a drop-in sshd -t accepts and reloads; a refused one → 422 and the previous file back, no reload", async () => {
+  // sshd -t wants its privilege separation directory, which only a started sshd service makes.
+  fs.mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
   const accepted = renderSshdConfig(settings);
   assert.equal(await applySshdConfig(accepted), true);
   assert.equal(fs.readFileSync(dropIn, "utf8"), accepted);
