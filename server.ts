@@ -15,6 +15,7 @@ import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from 
 import { matchApiRoute } from "@/lib/http/registry";
 import { registerInstalledPhpVersions } from "@/lib/php/service";
 import { syncSshServer } from "@/lib/ssh/service";
+import { startMoveDriver } from "@/lib/moves/driver";
 import { startNodeEvents } from "@/lib/nodes/events";
 import { closePanelBus } from "@/lib/nodes/bus";
 import { securityHeaders } from "@/lib/http/security-headers";
@@ -53,6 +54,8 @@ export async function startServer(): Promise<http.Server> {
   await applyDiskQuotas(db.db);
   await syncSshServer(db.db);
   await startNodeEvents(db.db);
+  // Moves between nodes go on from where they were (lib/moves/driver.ts).
+  startMoveDriver(db.db);
 
   const app = next({ dev: false, dir: process.cwd() });
   await app.prepare();

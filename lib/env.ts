@@ -114,6 +114,9 @@ const envSchema = z.object({
   NATS_RELOAD_COMMAND: optionalString,
   // How long a change waits for its node before answering 503 (suspend, unsuspend, terminate: 202).
   NODE_JOB_TIMEOUT_S: positiveInt(15),
+  // Where moves keep their snapshots (docs/nodes.md "Moving accounts"): a restic repository location
+  // every node reaches (a path on a shared mount, sftp:…, s3:…); each move makes its own under it.
+  MOVE_REPOSITORY: optionalString,
   METRICS_INTERVAL_S: positiveInt(60),
   METRICS_RETENTION_DAYS: positiveInt(30),
   // Every admin must set up two-factor sign-in: until they have, their session reaches only the set-up page.
@@ -222,6 +225,7 @@ function loadEnv(source: NodeJS.ProcessEnv) {
         }
       : null,
     nodeJobTimeoutMs: raw.NODE_JOB_TIMEOUT_S * 1000,
+    moveRepository: raw.MOVE_REPOSITORY,
     metricsIntervalS: raw.METRICS_INTERVAL_S,
     metricsRetentionDays: raw.METRICS_RETENTION_DAYS,
     admin2faRequired: raw.ADMIN_2FA_REQUIRED,

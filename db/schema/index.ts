@@ -14,3 +14,4 @@ export * from "./ssh";
 export * from "./applications";
 export * from "./backups";
 export * from "./nodes";
+export * from "./moves";

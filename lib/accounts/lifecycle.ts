@@ -1,9 +1,10 @@
 import { and, eq, inArray, isNotNull, notInArray } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { apiKeys, customerDatabases, databaseGrants, databaseUsers, domains, hostingAccounts } from "@/db/schema";
+import { accountMoves, apiKeys, customerDatabases, databaseGrants, databaseUsers, domains, hostingAccounts } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { AppError, notFound } from "@/lib/errors";
 import { type Accepted, accepted } from "@/lib/http/accepted";
+import { OPEN_STATES } from "@/lib/moves/records";
 import { NodeUnavailableError, nodeTakesJobs, publishQueuedJobs, queueOnNode } from "@/lib/nodes/dispatch";
 import { type Host, hostOfNode, nodeOfAccount, type NodeRow } from "@/lib/nodes/hosts";
 import { type AccountManager, managedBy } from "./manager";
@@ -34,6 +35,28 @@ async function holdingsOf(tx: Queryable, account: { id: number; username: string
   ]);
   const names = (rows: { name: string }[]) => rows.map((row) => row.name);
   return { accountId: account.id, username: account.username, domains: names(domainRows), databases: names(databaseRows), databaseUsers: names(userRows) };
+}
+
+/**
+ * A move's last step on one machine (lib/moves/driver.ts): every part of the account removed from
+ * `host` — the source once the target holds the truth, the target when a move is cancelled — its
+ * records and the panel's own servers (zone files) untouched.
+ */
+export async function removeAccountFrom(db: Queryable, host: Host, account: { id: number; username: string }): Promise<void> {
+  const holdings = await holdingsOf(db, account);
+  for (const part of accountServerParts) {
+    const step = await part.removal(holdings, db);
+    if (step.on === "host") await runStep(host, step);
+  }
+}
+
+/** Suspend, unsuspend and terminate wait for an account's move to end: its two nodes are the move's until then. */
+async function refuseWhileMoving(tx: Queryable, accountId: number): Promise<void> {
+  const [open] = await tx
+    .select({ state: accountMoves.state })
+    .from(accountMoves)
+    .where(and(eq(accountMoves.accountId, accountId), inArray(accountMoves.state, [...OPEN_STATES])));
+  if (open) throw new AppError("CONFLICT", `The account is moving to another node (${open.state}): cancel the move or try again once it has ended`);
 }
 
 /** What a failed server step may show: a service's own message, else a pointer to the log. */
@@ -93,6 +116,7 @@ async function changeSuspension(
 ): Promise<Outcome<HostingAccountRecord>> {
   const queued = await db.transaction(async (tx) => {
     const account = await lockManagedAccount(tx, manager, id);
+    await refuseWhileMoving(tx, id);
     const changed = (account.status === "suspended") !== suspended;
     if (changed) {
       await tx
@@ -166,6 +190,7 @@ export async function terminateAccount(
 ): Promise<Outcome<{ message: string }>> {
   const { username, queuedOn } = await db.transaction(async (tx) => {
     const account = await lockManagedAccount(tx, manager, id);
+    await refuseWhileMoving(tx, id);
     const holdings = await holdingsOf(tx, account);
     const node = await nodeOfAccount(tx, id);
     const host = hostOfNode(node);

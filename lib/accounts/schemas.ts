@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { idField, onlyFields, timestamp } from "@/lib/http/operation";
+import { moveSchema } from "@/lib/moves/schemas";
 
 const profileString = z.string().trim().max(255).nullable();
 
@@ -79,6 +80,8 @@ export const hostingAccountSchema = z.object({
   node: z.string(),
   node_sync: z.enum(["ok", "pending", "failed"]),
   node_error: z.string().nullable(),
+  // Its latest move to another node, open or ended (docs/nodes.md "Moving accounts"); null: never moved.
+  move: moveSchema.nullable(),
   created_at: timestamp,
   updated_at: timestamp,
 });

@@ -21,6 +21,8 @@ import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
 import { findPlanByName, toPlanRecord } from "@/lib/plans/service";
 import { findResellerByUsername } from "@/lib/resellers/service";
+import { latestMoves } from "@/lib/moves/records";
+import type { MoveRecord } from "@/lib/moves/schemas";
 import { nodeSyncOf, type NodeSync } from "@/lib/nodes/dispatch";
 import { type Host, hostOfAccount } from "@/lib/nodes/hosts";
 import { nodeForNewAccount } from "@/lib/nodes/service";
@@ -43,6 +45,7 @@ export function toAccountRecord(
   account: typeof hostingAccounts.$inferSelect,
   plan: typeof plans.$inferSelect,
   node: { name: string } & NodeSync,
+  move: MoveRecord | null,
 ): HostingAccountRecord {
   return {
     id: account.id,
@@ -68,6 +71,7 @@ export function toAccountRecord(
     node: node.name,
     node_sync: node.node_sync,
     node_error: node.node_error,
+    move,
     created_at: account.createdAt.toISOString(),
     updated_at: account.updatedAt.toISOString(),
   };
@@ -85,8 +89,12 @@ type AccountRow = { hosting_accounts: typeof hostingAccounts.$inferSelect; plans
 
 /** The records of `rows` (in their order), with each account's node and whether the node has done what was asked. */
 async function toAccountRecords(db: Queryable, rows: AccountRow[]): Promise<HostingAccountRecord[]> {
-  const sync = await nodeSyncOf(db, rows.map((row) => row.hosting_accounts.id));
-  return rows.map((row) => toAccountRecord(row.hosting_accounts, row.plans, { name: row.nodes.name, ...sync.get(row.hosting_accounts.id)! }));
+  const ids = rows.map((row) => row.hosting_accounts.id);
+  const [sync, moves] = await Promise.all([nodeSyncOf(db, ids), latestMoves(db, ids)]);
+  return rows.map((row) => {
+    const id = row.hosting_accounts.id;
+    return toAccountRecord(row.hosting_accounts, row.plans, { name: row.nodes.name, ...sync.get(id)! }, moves.get(id) ?? null);
+  });
 }
 
 /** One account; outside the manager's set it is "not found", exactly as a missing one. */

@@ -17,6 +17,7 @@ import {
   setLoginsSuspended,
   writeAccountKeys,
 } from "@/lib/provisioning/logins";
+import { forgetMoveRepository, restoreMoveSnapshot, takeMoveSnapshot } from "@/lib/provisioning/move-runs";
 import { callDatabaseServer, removeAccountDatabases, setDatabaseUsersLocked } from "@/lib/provisioning/mysql";
 import { ensureAccount, reconcileAccounts } from "@/lib/provisioning/reconcile";
 import { readSystemInfo } from "@/lib/provisioning/system-info";
@@ -95,6 +96,10 @@ export const nodeOperations = {
   "backup.read-records": readRecords,
   "restore.home-path": restoreHomePath,
   "restore.dump": restoreDump,
+  // A move's passes, in the move's own repository (lib/provisioning/move-runs.ts).
+  "move.snapshot": takeMoveSnapshot,
+  "move.restore": restoreMoveSnapshot,
+  "move.forget": forgetMoveRepository,
   /** The certificates under CERTS_DIR (`domains`, or every domain's folder), by domain. */
   "certificates.list": async (input: { domains: string[] | null }) =>
     [...(await certificates().certificates(input.domains ?? undefined))].map(([domain, installed]) => ({ domain, certificate: report(installed) })),

@@ -14,9 +14,10 @@ import type { AppErrorCode } from "@/lib/errors";
  * Raised when a job or an event changes shape, or the panel asks for operations an older agent
  * lacks; an agent with an older one gets no jobs. 2: long jobs (`deadline_at`, the `working`
  * event) with backups and restores on the node (backup.*, restore.*), metrics (the `metrics`
- * event, metrics.system-info) and certificates made on the node (certificates.*).
+ * event, metrics.system-info) and certificates made on the node (certificates.*). 3: moves
+ * between nodes (move.*).
  */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 export const AGENT_VERSION = "0.0.1";
 

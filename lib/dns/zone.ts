@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { preparedQuery } from "@/db/prepared";
 import { dnsRecords, domains, hostingAccounts, nodes } from "@/db/schema";
@@ -106,19 +106,29 @@ export async function bumpSerial(tx: Queryable, zone: LockedZone): Promise<numbe
  * The domains whose zones changed, for their zone files to be written once the change is committed.
  */
 export async function moveApexRecords(tx: Queryable, nodeId: number, from: string, to: string): Promise<number[]> {
+  return repointRecords(tx, and(eq(hostingAccounts.nodeId, nodeId), eq(dnsRecords.name, "@"))!, from, to);
+}
+
+/**
+ * An account moved to another node (docs/nodes.md "Moving accounts"): every A record of its zones
+ * that pointed to the old node's address points to the new one's. The domains whose zones changed.
+ */
+export async function moveAccountRecords(tx: Queryable, accountId: number, from: string, to: string): Promise<number[]> {
+  return repointRecords(tx, eq(hostingAccounts.id, accountId), from, to);
+}
+
+async function repointRecords(tx: Queryable, which: SQL, from: string, to: string): Promise<number[]> {
   const pointing = await tx
     .select({ id: dnsRecords.id, domainId: dnsRecords.domainId })
     .from(dnsRecords)
     .innerJoin(domains, eq(domains.id, dnsRecords.domainId))
     .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
-    .where(and(eq(hostingAccounts.nodeId, nodeId), eq(dnsRecords.type, "A"), eq(dnsRecords.name, "@"), eq(dnsRecords.content, from)));
+    .where(and(which, eq(dnsRecords.type, "A"), eq(dnsRecords.content, from)));
   const zones = [...new Set(pointing.map((record) => record.domainId))];
   for (const domainId of zones) {
     const zone = await lockZone(tx, domainId);
-    await tx
-      .update(dnsRecords)
-      .set({ content: to })
-      .where(and(eq(dnsRecords.domainId, domainId), eq(dnsRecords.type, "A"), eq(dnsRecords.name, "@"), eq(dnsRecords.content, from)));
+    const records = pointing.filter((record) => record.domainId === domainId).map((record) => record.id);
+    await tx.update(dnsRecords).set({ content: to }).where(inArray(dnsRecords.id, records));
     await bumpSerial(tx, zone);
   }
   return zones;

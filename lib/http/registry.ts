@@ -3,6 +3,7 @@ import { databaseOperations, databaseUserOperations } from "@/lib/databases/oper
 import { dnsOperations } from "@/lib/dns/operations";
 import { domainOperations } from "@/lib/domains/operations";
 import { metricsOperations } from "@/lib/metrics/operations";
+import { moveOperations } from "@/lib/moves/operations";
 import { nodeOperations } from "@/lib/nodes/operations";
 import { backupOperations } from "@/lib/backups/operations";
 import { cronOperations } from "@/lib/cron/operations";
@@ -26,6 +27,7 @@ export const operations: readonly Operation[] = [
   ...Object.values(cronOperations),
   ...Object.values(backupOperations),
   ...Object.values(nodeOperations),
+  ...Object.values(moveOperations),
 ];
 
 const endpoints = new Set(operations.map(endpointOf));

@@ -1,9 +1,11 @@
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { cronJobs, hostingAccounts, nodes, plans } from "@/db/schema";
+import { accountMoves, cronJobs, hostingAccounts, nodes, plans } from "@/db/schema";
 import { hostedAccounts, knownPhpVersions } from "@/lib/hosting/service";
 import type { AccountState } from "@/lib/provisioning/reconcile";
-import { loginAccounts } from "@/lib/ssh/service";
+import { notFound } from "@/lib/errors";
+import type { AuthorizedKey } from "@/lib/provisioning/openssh";
+import { accountKeys, loginAccounts } from "@/lib/ssh/service";
 import { publishQueuedJobs, queueOnNode } from "./dispatch";
 import type { NodeRow } from "./hosts";
 
@@ -15,33 +17,60 @@ import type { NodeRow } from "./hosts";
 
 /** The state of the accounts of `node` (or only `accountIds` of them). */
 async function accountStates(db: Queryable, node: NodeRow, accountIds?: number[]): Promise<AccountState[]> {
+  const logins = await loginAccounts(db, node.name);
+  const keysOf = new Map(logins.map((login) => [login.username, login.keys]));
+  const states = await statesOf(db, and(eq(hostingAccounts.nodeId, node.id), accountIds ? inArray(hostingAccounts.id, accountIds) : undefined), (username) => keysOf.get(username) ?? []);
+  // An account in the middle of its move's switch stays suspended here: its final pass is being
+  // taken, and nothing written on this node from now on would reach the target.
+  const switching = new Set(
+    states.length === 0
+      ? []
+      : (
+          await db
+            .select({ accountId: accountMoves.accountId })
+            .from(accountMoves)
+            .where(and(eq(accountMoves.sourceNodeId, node.id), eq(accountMoves.state, "switching")))
+        ).map((row) => row.accountId),
+  );
+  return states.map(({ id, state }) => (switching.has(id) ? { ...state, account: { ...state.account, suspended: true } } : state));
+}
+
+/** One account's state, whichever node it is on now: what a move makes on its target (lib/moves/driver.ts). */
+export async function accountState(db: Queryable, accountId: number): Promise<AccountState> {
+  const keys = await accountKeys(db, accountId);
+  const [found] = await statesOf(db, eq(hostingAccounts.id, accountId), () => keys);
+  if (!found) throw notFound("Hosting account");
+  return found.state;
+}
+
+/** The accounts `which` picks, with their ids. */
+async function statesOf(db: Queryable, which: SQL | undefined, keysOf: (username: string) => AuthorizedKey[]): Promise<{ id: number; state: AccountState }[]> {
   const rows = await db
     .select({ id: hostingAccounts.id, shell: hostingAccounts.hasSshAccess, diskMb: plans.diskMb })
     .from(hostingAccounts)
     .innerJoin(plans, eq(plans.id, hostingAccounts.planId))
-    .where(and(eq(hostingAccounts.nodeId, node.id), accountIds ? inArray(hostingAccounts.id, accountIds) : undefined))
+    .where(which)
     .orderBy(asc(hostingAccounts.id));
   if (rows.length === 0) return [];
   const ids = rows.map((row) => row.id);
-  const [hosting, logins, cron] = await Promise.all([
+  const [hosting, cron] = await Promise.all([
     hostedAccounts(db, ids),
-    loginAccounts(db, node.name),
     db
       .select({ accountId: cronJobs.accountId, schedule: cronJobs.schedule, command: cronJobs.command })
       .from(cronJobs)
       .where(and(inArray(cronJobs.accountId, ids), eq(cronJobs.isEnabled, true)))
       .orderBy(asc(cronJobs.id)),
   ]);
-  const keysOf = new Map(logins.map((login) => [login.username, login.keys]));
   return rows.map((row) => {
     const account = hosting.get(row.id)!;
-    return {
+    const state = {
       account,
       shell: row.shell,
       diskMb: row.diskMb,
-      keys: keysOf.get(account.username) ?? [],
+      keys: keysOf(account.username),
       cron: cron.filter((job) => job.accountId === row.id).map(({ schedule, command }) => ({ schedule, command })),
     };
+    return { id: row.id, state };
   });
 }
 

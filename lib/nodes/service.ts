@@ -41,7 +41,7 @@ function toNode(row: NodeRow, accounts: number) {
   return {
     id: row.id,
     name: row.name,
-    ipv4: row.name === LOCAL_NODE ? (row.ipv4 ?? env().serverIpv4) : row.ipv4,
+    ipv4: nodeAddress(row),
     ssh_host: row.sshHost,
     state: nodeStateOf(row),
     draining: row.state === "draining",
@@ -133,12 +133,15 @@ export async function updateNode(db: Database, id: number, input: z.output<typeo
       .where(eq(nodes.id, id));
     await recordAudit(tx, actor, { action: "node.update", targetType: "node", targetId: id, details: input });
     // Its accounts' zones follow its address.
-    const from = row.name === LOCAL_NODE ? (row.ipv4 ?? env().serverIpv4) : row.ipv4;
+    const from = nodeAddress(row);
     return input.ipv4 !== undefined && from !== null && input.ipv4 !== from ? moveApexRecords(tx, id, from, input.ipv4) : [];
   });
   for (const domainId of movedZones) await syncZoneFile(db, domainId);
   return getNode(db, id);
 }
+
+/** The address its accounts' zones point to: the panel's own machine's is SERVER_IPV4 unless set. */
+export const nodeAddress = (node: typeof nodes.$inferSelect): string | null => (node.name === LOCAL_NODE ? (node.ipv4 ?? env().serverIpv4) : node.ipv4);
 
 /** Revokes a node: its key leaves the NATS authorization (its session ends), its queue goes. */
 export async function deleteNode(db: Database, id: number, actor: Actor): Promise<{ message: string }> {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
@@ -11,7 +12,8 @@ import { type ChildEnv, childExit, exitReason, startChild, toolEnv } from "./sys
 
 // restic (Debian `restic`), run without a shell: the repository is BACKUP_REPOSITORY, its
 // password only ever in BACKUP_PASSWORD_FILE (made once, 0600) and handed to restic as
-// RESTIC_PASSWORD_FILE, never on a command line or in a log. A failure is a ResticError: a short
+// RESTIC_PASSWORD_FILE, never on a command line or in a log — or, for the work inside
+// withRepository, a move's own repository and password file (lib/provisioning/move-runs.ts). A failure is a ResticError: a short
 // reason in the panel's own words (what the backup status and the API show), restic's own
 // words, which name server paths and the repository's address, only in the panel's log.
 
@@ -19,8 +21,23 @@ import { type ChildEnv, childExit, exitReason, startChild, toolEnv } from "./sys
 const TIMEOUT_MS = 6 * 60 * 60_000;
 const LIST_TIMEOUT_MS = 2 * 60_000;
 
-/** The repository password file: made with 32 random bytes the first time, kept 0600. */
+/** A repository other than BACKUP_REPOSITORY: where it is, and the file (0600) holding its password. */
+export interface RepositoryAccess {
+  repository: string;
+  passwordFile: string;
+}
+
+const scopedRepository = new AsyncLocalStorage<RepositoryAccess>();
+
+/** Runs `work` with every restic command of it on `access`'s repository instead of BACKUP_REPOSITORY. */
+export function withRepository<T>(access: RepositoryAccess, work: () => Promise<T>): Promise<T> {
+  return scopedRepository.run(access, work);
+}
+
+/** The repository password file: the scoped repository's, or BACKUP_PASSWORD_FILE made with 32 random bytes the first time, kept 0600. */
 export async function ensurePasswordFile(): Promise<string> {
+  const scoped = scopedRepository.getStore();
+  if (scoped) return scoped.passwordFile;
   const file = env().backup.passwordFile;
   try {
     await fs.writeFile(file, `${randomBytes(32).toString("base64url")}\n`, { flag: "wx", mode: 0o600 });
@@ -33,7 +50,7 @@ export async function ensurePasswordFile(): Promise<string> {
 /** restic's environment: where the repository, its password file and restic's cache are. */
 function resticEnv(passwordFile: string): ChildEnv {
   return toolEnv({
-    RESTIC_REPOSITORY: env().backup.repository,
+    RESTIC_REPOSITORY: scopedRepository.getStore()?.repository ?? env().backup.repository,
     RESTIC_PASSWORD_FILE: passwordFile,
     RESTIC_CACHE_DIR: path.join(env().dataDir, "restic-cache"),
   });

@@ -4,6 +4,7 @@ import path from "node:path";
 import { apiClient, type Credentials } from "./http";
 import type { TestNats } from "./nats";
 import { type NodeHost, startNodeHost } from "./node-host";
+import { startNodeMariadb } from "./node-mariadb";
 import { startWebServers, type WebServers } from "./web-servers";
 
 // A hosting node as an administrator sets one up (docs/nodes.md "Three machines, step by step"),
@@ -35,16 +36,19 @@ export interface TestNode {
 
 /**
  * Adds node `name` to the panel at `panelPort` (as `admin`), enrols it and starts its agent;
- * resolves once it is active. `httpPort`: its nginx's (an ACME test's CA validates every node on one port).
+ * resolves once it is active. `httpPort`: its nginx's (an ACME test's CA validates every node on one port);
+ * `mariadb`: a MariaDB server of its own (./node-mariadb.ts) as its MYSQL_PROVISION_URL.
  */
 export async function startTestNode(
   name: string,
-  options: { panelPort: number; admin: Credentials; nats: TestNats; env?: Record<string, string>; httpPort?: number },
+  options: { panelPort: number; admin: Credentials; nats: TestNats; env?: Record<string, string>; httpPort?: number; mariadb?: boolean },
 ): Promise<TestNode> {
   const host = await startNodeHost(name);
   let servers: WebServers;
+  let mysqlUrl: string | null = null;
   try {
     servers = await startWebServers(path.join(host.root, "web"), host.start, options.httpPort);
+    if (options.mariadb) mysqlUrl = await startNodeMariadb(host);
   } catch (error) {
     await host.stop();
     throw error;
@@ -61,6 +65,7 @@ export async function startTestNode(
     // Its own, as everything of a node: not the machine's /var/lib.
     ACME_CHALLENGE_DIR: path.join(host.root, "acme-challenge"),
     ...servers.env,
+    ...(mysqlUrl ? { MYSQL_PROVISION_URL: mysqlUrl } : {}),
     ...options.env,
   };
   const runOnNode = (args: string[]) => host.start(process.execPath, ["--import", "tsx", "lib/cli/main.ts", ...args], { env: env as NodeJS.ProcessEnv, cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] });

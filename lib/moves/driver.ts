@@ -1,0 +1,291 @@
+import { randomUUID } from "node:crypto";
+import { and, asc, eq, inArray, or, isNull, lt, sql } from "drizzle-orm";
+import type { Database, Queryable } from "@/db/client";
+import { accountMoves, customerDatabases, databaseGrants, databaseUsers, domainCertificates, domains, hostingAccounts, nodes } from "@/db/schema";
+import { removeAccountFrom } from "@/lib/accounts/lifecycle";
+import { recordAudit } from "@/lib/audit/service";
+import { moveAccountRecords } from "@/lib/dns/zone";
+import { syncZoneFile } from "@/lib/dns/zone-file-sync";
+import { AppError } from "@/lib/errors";
+import { knownPhpVersions } from "@/lib/hosting/service";
+import { nodeTakesJobs } from "@/lib/nodes/dispatch";
+import { type Host, hostOfNode } from "@/lib/nodes/hosts";
+import { accountState, queueAccountReconcile } from "@/lib/nodes/reconcile";
+import { nodeAddress } from "@/lib/nodes/service";
+import type { MoveRepository, MoveSnapshots } from "@/lib/provisioning/move-runs";
+import { OPEN_STATES, type MoveRow } from "./records";
+
+// What moves an account (docs/nodes.md "Moving accounts"): each open move of account_moves is
+// taken one step at a time, the step's work done on the nodes as jobs on their queues, and the
+// next state written only when the step is done. Every step may run again from its start — the
+// panel, an agent or NATS may stop in the middle of it — and gives the same result; a step that
+// fails is tried again (its error on the move), and a move that fails MAX_ATTEMPTS times before
+// its switch is cancelled. One panel instance drives a move at a time (a lease on its row), and
+// the moves of one source node go one after another (a drain).
+
+/** How often the open moves are looked at. */
+const TICK_MS = 2_000;
+/** A driver's hold on a move, renewed while it works on it; another instance takes it after. */
+const LEASE_S = 45;
+const LEASE_RENEW_MS = 15_000;
+/** Failed attempts of a step before the switch, after which the move is cancelled. */
+export const MAX_ATTEMPTS = 5;
+/** How long one pass (a snapshot, a restore) may run on a node. */
+const PASS_DEADLINE_MS = 6 * 60 * 60_000;
+
+const globalForDriver = globalThis as unknown as { __panelMoveDriver?: { holder: string; timer?: NodeJS.Timeout } };
+
+/** Starts this process's driver (server.ts): open moves go on from where they were. */
+export function startMoveDriver(db: Database): void {
+  if (globalForDriver.__panelMoveDriver) return;
+  const driver: { holder: string; timer?: NodeJS.Timeout } = { holder: randomUUID() };
+  globalForDriver.__panelMoveDriver = driver;
+  const tick = async () => {
+    await advanceMoves(db, driver.holder).catch((error) => console.error("[moves] driving the moves:", (error as Error).message));
+    driver.timer = setTimeout(tick, TICK_MS);
+    driver.timer.unref();
+  };
+  driver.timer = setTimeout(tick, TICK_MS);
+  driver.timer.unref();
+}
+
+/** One step of each open move whose turn it is. */
+export async function advanceMoves(db: Database, holder: string): Promise<void> {
+  const open = await db.select().from(accountMoves).where(inArray(accountMoves.state, [...OPEN_STATES])).orderBy(asc(accountMoves.id));
+  const started = new Set(open.filter((move) => move.state !== "queued").map((move) => move.sourceNodeId));
+  for (const move of open) {
+    if (move.state === "queued") {
+      // A drain: the next account of a node leaves once the one before it has.
+      if (started.has(move.sourceNodeId)) continue;
+      started.add(move.sourceNodeId);
+    }
+    await advanceMove(db, move.id, holder);
+  }
+}
+
+/** Takes (or renews) the move's lease for `holder`; false while another instance holds it. */
+async function takeLease(db: Queryable, id: number, holder: string): Promise<boolean> {
+  const taken = await db
+    .update(accountMoves)
+    .set({ leaseHolder: holder, leaseExpiresAt: sql`now() + make_interval(secs => ${LEASE_S})` })
+    .where(and(eq(accountMoves.id, id), or(isNull(accountMoves.leaseExpiresAt), lt(accountMoves.leaseExpiresAt, sql`now()`), eq(accountMoves.leaseHolder, holder))))
+    .returning({ id: accountMoves.id });
+  return taken.length === 1;
+}
+
+async function advanceMove(db: Database, id: number, holder: string): Promise<void> {
+  if (!(await takeLease(db, id, holder))) return;
+  const renew = setInterval(() => void takeLease(db, id, holder).catch(() => undefined), LEASE_RENEW_MS);
+  try {
+    // Step after step while they succeed: the switch's cleaning follows it at once.
+    for (;;) {
+      const [move] = await db.select().from(accountMoves).where(eq(accountMoves.id, id));
+      if (!move || !OPEN_STATES.includes(move.state) || !(await runStep(db, move))) break;
+    }
+  } finally {
+    clearInterval(renew);
+    await db.update(accountMoves).set({ leaseHolder: null, leaseExpiresAt: null }).where(and(eq(accountMoves.id, id), eq(accountMoves.leaseHolder, holder)));
+  }
+}
+
+/** The move's state becomes `to` if it is still `from` (a cancel may have come meanwhile); whether it did. */
+async function advance(db: Queryable, move: MoveRow, to: MoveRow["state"], set: Partial<typeof accountMoves.$inferInsert> = {}): Promise<boolean> {
+  const ended = to === "done" || to === "cancelled";
+  const changed = await db
+    .update(accountMoves)
+    .set({ state: to, error: null, attempts: 0, ...(ended ? { finishedAt: new Date(), repositoryPassword: null } : {}), ...set })
+    .where(and(eq(accountMoves.id, move.id), eq(accountMoves.state, move.state)))
+    .returning({ id: accountMoves.id });
+  return changed.length === 1;
+}
+
+/** Everything a step needs: the two nodes, the account, and the move's repository as a job carries it. */
+interface MoveContext {
+  db: Database;
+  move: MoveRow;
+  source: Host;
+  target: Host;
+  account: { id: number; username: string };
+  repository: MoveRepository;
+}
+
+/** Which nodes each state's work runs on. */
+const NODES_OF_STATE: Record<MoveRow["state"], ("source" | "target")[]> = {
+  queued: [],
+  preparing: ["target"],
+  copying: ["source", "target"],
+  switching: ["source", "target"],
+  cleaning: ["source", "target"],
+  cancelling: ["target"],
+  done: [],
+  cancelled: [],
+};
+
+/** Runs the step of the move's state; whether it succeeded. */
+async function runStep(db: Database, move: MoveRow): Promise<boolean> {
+  const nodeRows = await db.select().from(nodes).where(inArray(nodes.id, [move.sourceNodeId, move.targetNodeId]));
+  const nodeOf = (id: number) => nodeRows.find((node) => node.id === id)!;
+  const [account] = await db.select({ id: hostingAccounts.id, username: hostingAccounts.username }).from(hostingAccounts).where(eq(hostingAccounts.id, move.accountId));
+  const context: MoveContext = {
+    db,
+    move,
+    source: hostOfNode(nodeOf(move.sourceNodeId)),
+    target: hostOfNode(nodeOf(move.targetNodeId)),
+    account,
+    repository: { repository: move.repository, password: move.repositoryPassword ?? "" },
+  };
+  // A node that does not answer is waited for: the step has not been tried, so it costs no attempt.
+  const silent = NODES_OF_STATE[move.state].map((side) => context[side].node).find((node) => !nodeTakesJobs(node));
+  if (silent) {
+    await db.update(accountMoves).set({ error: `waiting for the node ${silent.name}, which does not answer` }).where(eq(accountMoves.id, move.id));
+    return false;
+  }
+  try {
+    await STEPS[move.state](context);
+    return true;
+  } catch (error) {
+    const reason = error instanceof AppError ? error.message : "an unexpected error (see the panel's log)";
+    if (!(error instanceof AppError)) console.error(`[moves] move ${move.id} (${move.state}):`, error);
+    const attempts = move.attempts + 1;
+    const givesUp = attempts >= MAX_ATTEMPTS && (move.state === "preparing" || move.state === "copying" || move.state === "switching");
+    await db
+      .update(accountMoves)
+      .set(givesUp ? { state: "cancelling", attempts: 0, error: `cancelled after ${attempts} failed attempts: ${reason}` } : { attempts, error: reason })
+      .where(and(eq(accountMoves.id, move.id), eq(accountMoves.state, move.state)));
+    return false;
+  }
+}
+
+/** The account as the database says it is, or suspended (the target before the switch, the source during it). */
+async function stateOf(context: MoveContext, suspended?: true) {
+  const state = await accountState(context.db, context.account.id);
+  const phpVersions = await knownPhpVersions(context.db);
+  return { state: suspended ? { ...state, account: { ...state.account, suspended } } : state, phpVersions };
+}
+
+/** The account's databases, their users and grants, by the names the servers know. */
+async function databasesOf(db: Queryable, accountId: number) {
+  const [databases, users, grants] = await Promise.all([
+    db.select({ name: customerDatabases.databaseName }).from(customerDatabases).where(eq(customerDatabases.accountId, accountId)),
+    db.select({ name: databaseUsers.username }).from(databaseUsers).where(eq(databaseUsers.accountId, accountId)),
+    db
+      .select({ username: databaseUsers.username, database: customerDatabases.databaseName, privileges: databaseGrants.privileges })
+      .from(databaseGrants)
+      .innerJoin(databaseUsers, eq(databaseUsers.id, databaseGrants.databaseUserId))
+      .innerJoin(customerDatabases, eq(customerDatabases.id, databaseGrants.databaseId))
+      .where(eq(databaseUsers.accountId, accountId)),
+  ]);
+  return { databases: databases.map((row) => row.name), users: users.map((row) => row.name), grants: grants.map((grant) => ({ ...grant, privileges: grant.privileges as string[] })) };
+}
+
+/** The home's folders a site is served from: what the customer's files are (the rest of the home is the panel's). */
+async function siteFolders(db: Queryable, accountId: number): Promise<string[]> {
+  const rows = await db.select({ path: domains.domainPath }).from(domains).where(eq(domains.accountId, accountId));
+  const folders = new Set(["public_html", ...rows.flatMap((row) => row.path?.split("/")[0] ?? [])]);
+  return [...folders].filter((folder) => /^[\w.-]+$/.test(folder) && !/^\.\.?$/.test(folder));
+}
+
+/** One pass: a snapshot on the source, restored on the target. */
+async function pass(context: MoveContext, name: "copy" | "final"): Promise<MoveSnapshots> {
+  const { db, account, repository } = context;
+  const { databases, users, grants } = await databasesOf(db, account.id);
+  const long = { deadlineMs: PASS_DEADLINE_MS };
+  const snapshots = await context.source.run("move.snapshot", { move: repository, pass: name, username: account.username, databases, database_users: users }, long);
+  await context.target.run("move.restore", { move: repository, username: account.username, snapshots, folders: await siteFolders(db, account.id), databases, grants }, long);
+  return snapshots;
+}
+
+const snapshotIds = (snapshots: MoveSnapshots) => [snapshots.home?.id, ...snapshots.dumps.map((dump) => dump.snapshot.id)].filter(Boolean).join(" ");
+
+/**
+ * A switch that did not commit: the source serves again — once the target, if it may have
+ * started serving, is suspended again. A target that does not answer keeps the source suspended
+ * (never two nodes serving) until the switch is tried again or the move cancelled.
+ */
+async function bringSourceBack(context: MoveContext, targetMayServe: boolean): Promise<void> {
+  try {
+    if (targetMayServe) await context.target.run("account.ensure", await stateOf(context, true));
+    await context.source.run("account.ensure", await stateOf(context));
+  } catch (error) {
+    console.error(`[moves] move ${context.move.id}: the source could not be brought back yet:`, (error as Error).message);
+  }
+}
+
+const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> = {
+  queued: async ({ db, move }) => void (await advance(db, move, "preparing")),
+
+  // The target gets the account — user, home, sites, PHP pools, keys, cron — suspended: its sites
+  // answer "suspended" and no one logs in there until the switch.
+  preparing: async (context) => {
+    await context.target.run("account.ensure", await stateOf(context, true));
+    await advance(context.db, context.move, "copying");
+  },
+
+  // The first pass, while the source serves: what the final one adds is only what changed since.
+  copying: async (context) => {
+    const snapshots = await pass(context, "copy");
+    await advance(context.db, context.move, "switching", { copySnapshots: snapshotIds(snapshots) });
+  },
+
+  // The source stops serving (suspended as the target is), the final pass, the target serves, then
+  // in one transaction the account's node and its zones' A records become the target's. Until
+  // that commits the source holds the truth: any failure (or a cancel meanwhile) suspends the
+  // target again and brings the source back. Only one of them serves at any moment.
+  switching: async (context) => {
+    const { db, move, account } = context;
+    await context.source.run("account.ensure", await stateOf(context, true));
+    let zones: number[] | null = null;
+    let targetMayServe = false;
+    try {
+      const snapshots = await pass(context, "final");
+      targetMayServe = true;
+      await context.target.run("account.ensure", await stateOf(context));
+      zones = await db.transaction(async (tx) => {
+        const [current] = await tx.select({ state: accountMoves.state }).from(accountMoves).where(eq(accountMoves.id, move.id)).for("update");
+        if (current?.state !== "switching") throw new AppError("CONFLICT", "the move was cancelled before its switch");
+        await tx.select({ id: hostingAccounts.id }).from(hostingAccounts).where(eq(hostingAccounts.id, account.id)).for("update");
+        await tx.update(hostingAccounts).set({ nodeId: move.targetNodeId }).where(eq(hostingAccounts.id, account.id));
+        const [from, to] = [nodeAddress(context.source.node), nodeAddress(context.target.node)];
+        const changed = from && to && from !== to ? await moveAccountRecords(tx, account.id, from, to) : [];
+        // Its certificates stay on the source (their keys never leave a node): AutoSSL's next run
+        // issues them on the target, as for sites it has not looked at yet.
+        await tx.delete(domainCertificates).where(inArray(domainCertificates.domainId, tx.select({ id: domains.id }).from(domains).where(eq(domains.accountId, account.id))));
+        await advance(tx, move, "cleaning", { switchedAt: new Date(), finalSnapshots: snapshotIds(snapshots) });
+        await recordAudit(tx, { type: "system" }, {
+          action: "hosting_account.move",
+          targetType: "hosting_account",
+          targetId: account.id,
+          details: { move: move.id, from: context.source.node.name, to: context.target.node.name },
+        });
+        return changed;
+      });
+    } finally {
+      if (zones === null) await bringSourceBack(context, targetMayServe);
+    }
+    for (const domainId of zones) await syncZoneFile(db, domainId);
+  },
+
+  // The target serves the account as it is (again: a change made during the switch); the source's
+  // copy and the move's repository go.
+  cleaning: async (context) => {
+    await context.target.run("account.ensure", await stateOf(context));
+    await removeAccountFrom(context.db, context.source, context.account);
+    await context.target.run("move.forget", { move: context.repository });
+    await advance(context.db, context.move, "done");
+  },
+
+  // The target's copy and the repository go; the source serves as the database says (it was
+  // never changed, or a switch that failed brought it back — made sure of here, queued for it
+  // when it does not answer now).
+  cancelling: async (context) => {
+    const { db, move, account } = context;
+    await removeAccountFrom(db, context.target, account);
+    await context.target.run("move.forget", { move: context.repository });
+    if (nodeTakesJobs(context.source.node)) await context.source.run("account.ensure", await stateOf(context));
+    else await queueAccountReconcile(db, account.id);
+    await advance(db, move, "cancelled");
+  },
+
+  done: async () => undefined,
+  cancelled: async () => undefined,
+};

@@ -1,0 +1,65 @@
+import { desc, eq, inArray } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
+import type { Queryable } from "@/db/client";
+import { accountMoves, hostingAccounts, nodes } from "@/db/schema";
+import type { MoveRecord } from "./schemas";
+
+// A move's row as the API shows it (./schemas.ts moveSchema).
+
+export type MoveRow = typeof accountMoves.$inferSelect;
+
+/** The states from which DELETE .../move cancels: the source has not stopped for good. */
+export const CANCELLABLE_STATES: readonly MoveRow["state"][] = ["queued", "preparing", "copying", "switching"];
+/** The states of a move that has not ended. */
+export const OPEN_STATES: readonly MoveRow["state"][] = ["queued", "preparing", "copying", "switching", "cleaning", "cancelling"];
+
+/** The coarse state of each step. */
+const STATE_OF_STEP: Record<MoveRow["state"], MoveRecord["state"]> = {
+  queued: "queued",
+  preparing: "running",
+  copying: "running",
+  switching: "running",
+  cleaning: "running",
+  done: "done",
+  cancelling: "cancelling",
+  cancelled: "cancelled",
+};
+
+export function toMoveRecord(move: MoveRow, source: string, target: string): MoveRecord {
+  return {
+    id: move.id,
+    state: STATE_OF_STEP[move.state],
+    step: move.state,
+    source,
+    target,
+    holds_truth: move.switchedAt ? target : source,
+    can_cancel: CANCELLABLE_STATES.includes(move.state),
+    error: move.error,
+    attempts: move.attempts,
+    created_at: move.createdAt.toISOString(),
+    switched_at: move.switchedAt?.toISOString() ?? null,
+    finished_at: move.finishedAt?.toISOString() ?? null,
+  };
+}
+
+const sourceNodes = alias(nodes, "source_nodes");
+const targetNodes = alias(nodes, "target_nodes");
+
+/** Moves with their accounts' usernames and their nodes' names. */
+export function selectMoves(db: Queryable) {
+  return db
+    .select({ move: accountMoves, account: hostingAccounts.username, source: sourceNodes.name, target: targetNodes.name })
+    .from(accountMoves)
+    .innerJoin(hostingAccounts, eq(hostingAccounts.id, accountMoves.accountId))
+    .innerJoin(sourceNodes, eq(sourceNodes.id, accountMoves.sourceNodeId))
+    .innerJoin(targetNodes, eq(targetNodes.id, accountMoves.targetNodeId));
+}
+
+/** Each account's latest move (open or ended), by account id. */
+export async function latestMoves(db: Queryable, accountIds: number[]): Promise<Map<number, MoveRecord>> {
+  const latest = new Map<number, MoveRecord>();
+  if (accountIds.length === 0) return latest;
+  const rows = await selectMoves(db).where(inArray(accountMoves.accountId, accountIds)).orderBy(desc(accountMoves.id));
+  for (const row of rows) if (!latest.has(row.move.accountId)) latest.set(row.move.accountId, toMoveRecord(row.move, row.source, row.target));
+  return latest;
+}
