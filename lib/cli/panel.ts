@@ -25,6 +25,8 @@ import { ConfigError, env } from "@/lib/env";
 import { type EnvFile, loadEnvFile } from "@/lib/env-file";
 import { AppError, notFound } from "@/lib/errors";
 import { bodyOf, isAccepted } from "@/lib/http/accepted";
+import { drainNodeSchema, type MoveRecord, startMoveSchema } from "@/lib/moves/schemas";
+import { cancelMove, drainNode, nodeMoves, startMove } from "@/lib/moves/service";
 import { closePanelBus } from "@/lib/nodes/bus";
 import { createNodeSchema } from "@/lib/nodes/schemas";
 import { createNode, deleteNode, findNodeByName, listNodes } from "@/lib/nodes/service";
@@ -65,6 +67,10 @@ const USAGE = `Usage: npm run panel -- <command> [--json]
                           (prints the one-time command that enrols the machine, 15 minutes)
   node list
   node remove NAME        (revoke: the node's credentials stop connecting; only without accounts)
+  node drain NAME --to NODE  (no new accounts; every account moved to NODE, one after another)
+  node moves NAME         (the moves off the node: not ended, or ended in the last day)
+  account move USER --to NODE | account move USER --cancel
+                          (moves run in the panel's server, which must be running: docs/nodes.md)
   (on a node: node join --panel URL --token TOKEN --nats URL, node agent)
   backup run [USER]       (every account without USER; failures listed, exit 1)
   backup list USER [--node NAME]
@@ -108,6 +114,7 @@ const optionSpec = {
   ipv4: { type: "string" },
   "ssh-host": { type: "string" },
   node: { type: "string" },
+  cancel: { type: "boolean" },
 } as const;
 
 function required(options: Options, name: string): string {
@@ -138,6 +145,18 @@ async function accountArgument(db: Database, args: string[]): Promise<number> {
   if (!id) throw new AppError("NOT_FOUND", `No hosting account named ${username}`);
   return id;
 }
+
+async function nodeArgument(db: Database, args: string[]) {
+  const name = args[0];
+  if (!name) throw new UsageError("give the node's name");
+  const node = await findNodeByName(db, name);
+  if (!node) throw new AppError("NOT_FOUND", `No node named ${name}`);
+  return node;
+}
+
+/** One move as `node moves` and `node drain` list it. */
+const moveLine = (move: MoveRecord & { account: string }) =>
+  `${move.id}\t${move.account}\t${move.source} → ${move.target}\t${move.step}${move.error ? `\t${move.error}` : ""}`;
 
 type Command = (db: Database, options: Options, args: string[]) => Promise<{ json: object; text: string }>;
 
@@ -402,12 +421,39 @@ const commands: Record<string, Command> = {
   },
 
   async "node remove"(db, _options, args) {
-    const name = args[0];
-    if (!name) throw new UsageError("give the node's name");
-    const node = await findNodeByName(db, name);
-    if (!node) throw new AppError("NOT_FOUND", `No node named ${name}`);
+    const node = await nodeArgument(db, args);
     const { message } = await deleteNode(db, node.id, actor);
-    return { json: { id: node.id, name, deleted: true }, text: `${message}.` };
+    return { json: { id: node.id, name: node.name, deleted: true }, text: `${message}.` };
+  },
+
+  async "node drain"(db, options, args) {
+    const node = await nodeArgument(db, args);
+    const drain = await drainNode(db, node.id, drainNodeSchema.parse({ to: required(options, "to") }), actor);
+    const open = drain.moves.filter((move) => move.state === "queued" || move.state === "running" || move.state === "cancelling");
+    return {
+      json: drain,
+      text: [
+        `${drain.node} is draining: ${open.length} account(s) move to ${drain.to}, one after another, as the panel's server runs them.`,
+        ...open.map(moveLine),
+        `Follow them with \`panel node moves ${drain.node}\` or on the Nodes page.`,
+      ].join("\n"),
+    };
+  },
+
+  async "node moves"(db, _options, args) {
+    const node = await nodeArgument(db, args);
+    const moves = await nodeMoves(db, node.id);
+    return { json: { moves }, text: moves.length ? moves.map(moveLine).join("\n") : `No moves off ${node.name} in the last day.` };
+  },
+
+  async "account move"(db, options, args) {
+    const accountId = await accountArgument(db, args);
+    if (options.cancel) {
+      const { move } = await cancelMove(db, accountId, actor);
+      return { json: { move }, text: `The move of ${args[0]} to ${move.target} is ${move.step}: the source keeps serving.` };
+    }
+    const { move } = await startMove(db, accountId, startMoveSchema.parse({ node: required(options, "to") }), actor);
+    return { json: { move }, text: `${args[0]} moves from ${move.source} to ${move.target} (move ${move.id}, ${move.step}); the panel's server runs it: follow it with \`panel account list\` or on the account's page.` };
   },
 
   async "php list"(db) {
