@@ -25,14 +25,27 @@ function moveRepository(moveKey: string): { repository: string; repositoryPasswo
   return { repository, repositoryPassword: randomBytes(32).toString("base64url") };
 }
 
-/** A target a move may go to: a node that joined (or `local`), not draining, speaking this panel's protocol. */
+/** Why a node takes no move now (it has not joined, it is draining, its agent is outdated); null when it takes one. */
+function refusesMoves(node: NodeRow): string | null {
+  if (node.name !== LOCAL_NODE && !node.publicKey) return "has not joined yet";
+  if (node.state === "draining") return "is draining: it takes no accounts";
+  if (nodeStateOf(node) === "outdated") return "runs an agent older than this panel: update it first";
+  return null;
+}
+
+/** A target a move may go to (`field` names it in the 422). */
 async function targetNode(db: Queryable, name: string, field: string): Promise<NodeRow> {
   const node = await findNodeByName(db, name);
   if (!node) throw validationError(field, `names no node: ${name}`);
-  if (node.name !== LOCAL_NODE && !node.publicKey) throw validationError(field, `names the node ${name}, which has not joined yet`);
-  if (node.state === "draining") throw validationError(field, `names the node ${name}, which is draining: it takes no accounts`);
-  if (nodeStateOf(node) === "outdated") throw validationError(field, `names the node ${name}, whose agent is older than this panel: update it first`);
+  const refusal = refusesMoves(node);
+  if (refusal) throw validationError(field, `names the node ${name}, which ${refusal}`);
   return node;
+}
+
+/** The names of the nodes a move may go to now (the admin UI's choice). */
+export async function moveTargets(db: Queryable): Promise<string[]> {
+  const rows = await db.select().from(nodes).orderBy(asc(nodes.name));
+  return rows.filter((node) => refusesMoves(node) === null).map((node) => node.name);
 }
 
 /** Records a move of `account` to `target` (in `tx`, which has locked the account), queued for the driver. */

@@ -16,6 +16,8 @@ import { requestAutoSslCheck } from "@/lib/autossl/job";
 import { requestRenewal } from "@/lib/autossl/service";
 import { bodyOf, isAccepted } from "@/lib/http/accepted";
 import { idField } from "@/lib/http/operation";
+import { startMoveSchema } from "@/lib/moves/schemas";
+import { cancelMove, startMove } from "@/lib/moves/service";
 import { updatePhpSettingsSchema } from "@/lib/php-settings/schemas";
 import { updatePhpSettings } from "@/lib/php-settings/service";
 import { createSshKeyBodySchema } from "@/lib/ssh/schemas";
@@ -93,4 +95,14 @@ export async function deleteSshKeyAction(accountId: number, keyId: number) {
 export async function updatePhpSettingsAction(accountId: number, input: unknown) {
   const account = idField.parse(accountId);
   return runAdminFormAction(`/admin/accounts/${account}/edit`, (db) => updatePhpSettings(db, account, updatePhpSettingsSchema.parse(input)));
+}
+
+/** Moves the account to another node (docs/nodes.md "Moving accounts"): queued, the panel's server does it. */
+export async function moveAccountAction(id: number, node: string) {
+  return runAdminFormAction("/admin/accounts", (db, actor) => startMove(db, idField.parse(id), startMoveSchema.parse({ node }), actor));
+}
+
+/** Cancels the account's move, before its switch. */
+export async function cancelMoveAction(id: number) {
+  return runAdminFormAction("/admin/accounts", (db, actor) => cancelMove(db, idField.parse(id), actor));
 }

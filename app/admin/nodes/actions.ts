@@ -3,6 +3,8 @@
 import { runAdminFormAction } from "@/lib/admin-session/form-action";
 import { validationError } from "@/lib/errors";
 import { idField } from "@/lib/http/operation";
+import { drainNodeSchema } from "@/lib/moves/schemas";
+import { drainNode } from "@/lib/moves/service";
 import { type CreateNodeInput, createNodeSchema, type NodeFormInput, nodeFormSchema } from "@/lib/nodes/schemas";
 import { createNode, deleteNode, getNode, updateNode } from "@/lib/nodes/service";
 
@@ -39,4 +41,9 @@ export async function revokeNodeAction(id: number, confirmation: string) {
     if (confirmation.trim().toLowerCase() !== node.name) throw validationError("confirmation", `Not the node's name: type ${node.name}`);
     return deleteNode(db, node.id, actor);
   });
+}
+
+/** Drain: no new accounts, and each of its accounts moved to `to`, one after another. */
+export async function drainNodeAction(id: number, to: string) {
+  return runAdminFormAction("/admin/nodes", (db, actor) => drainNode(db, idField.parse(id), drainNodeSchema.parse({ to }), actor));
 }

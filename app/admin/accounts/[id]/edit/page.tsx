@@ -3,6 +3,7 @@ import { recordOr404 } from "@/app/admin/record-or-404";
 import { accountOverview, accountVisitorDays } from "@/lib/accounts/overview";
 import { requireAdminSession } from "@/lib/admin-session/session";
 import { listRuns } from "@/lib/backups/service";
+import { moveTargets } from "@/lib/moves/service";
 import { getPhpSettings } from "@/lib/php-settings/service";
 import { getReseller } from "@/lib/resellers/service";
 import { listSshKeys, sshEnabled } from "@/lib/ssh/service";
@@ -10,6 +11,7 @@ import { AccountAdminForm } from "../../account-forms";
 import { accountFormOptions } from "../../form-options";
 import { AccountHeader } from "../account-header";
 import { AccountLifecycle } from "./account-lifecycle";
+import { AccountMove } from "./account-move";
 import { Applications } from "./applications";
 import { Backups } from "./backups";
 import { Certificates } from "./certificates";
@@ -19,7 +21,8 @@ import { SshKeys } from "./ssh-keys";
 export const metadata: Metadata = { title: "Edit hosting account" };
 
 // An account's page: its overview first (what it has and uses, what went wrong), then what the
-// admin changes here (plan and owner, SSH keys, PHP settings, certificates, backups, suspension).
+// admin changes here (plan and owner, SSH keys, PHP settings, certificates, backups, its node and
+// moves, suspension).
 // Its domains, databases, DNS records and cron jobs have pages of their own (the tabs).
 export default async function EditAccountPage({ params }: { params: Promise<{ id: string }> }) {
   const { db } = await requireAdminSession();
@@ -58,6 +61,11 @@ export default async function EditAccountPage({ params }: { params: Promise<{ id
       <Applications accountId={account.id} php={await getPhpSettings(db, account.id)} />
       <Certificates accountId={account.id} autoSsl={account.is_auto_ssl_enabled} domains={overview.domains} />
       <Backups account={{ id: account.id, username: account.username }} status={overview.backup} runs={restorePoints.runs} runsError={restorePoints.error} />
+      <AccountMove
+        account={{ id: account.id, node: account.node }}
+        move={account.move}
+        targets={(await moveTargets(db)).filter((name) => name !== account.node)}
+      />
       <AccountLifecycle account={{ id: account.id, username: account.username, suspended: account.is_suspended, node: account.node }} />
     </>
   );

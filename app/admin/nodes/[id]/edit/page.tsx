@@ -3,8 +3,10 @@ import { Breadcrumbs } from "@/components/breadcrumbs";
 import { recordOr404 } from "@/app/admin/record-or-404";
 import { requireAdminSession } from "@/lib/admin-session/session";
 import { LOCAL_NODE } from "@/lib/nodes/schemas";
+import { moveTargets, nodeMoves } from "@/lib/moves/service";
 import { getNode } from "@/lib/nodes/service";
 import { EditNodeForm } from "../../node-form";
+import { NodeMoves } from "./node-moves";
 import { RevokeNode } from "./revoke-node";
 
 export const metadata: Metadata = { title: "Edit node" };
@@ -26,6 +28,11 @@ export default async function EditNodePage({ params }: { params: Promise<{ id: s
         </p>
       )}
       <EditNodeForm nodeId={node.id} initial={{ name: node.name, ipv4: node.ipv4 ?? "", ssh_host: node.ssh_host, state: node.draining ? "draining" : "active" }} joined={node.enrolled} />
+      <NodeMoves
+        node={{ id: node.id, name: node.name, accounts: node.accounts }}
+        moves={await nodeMoves(db, node.id)}
+        targets={(await moveTargets(db)).filter((name) => name !== node.name)}
+      />
       {node.name !== LOCAL_NODE && <RevokeNode node={{ id: node.id, name: node.name, accounts: node.accounts }} />}
     </>
   );

@@ -1,0 +1,88 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { expect, test } from "@playwright/test";
+import { eq } from "drizzle-orm";
+import { hostingAccounts, nodes } from "@/db/schema";
+import { createAccount } from "@/lib/accounts/service";
+import { createAdminUser } from "@/lib/admins/service";
+import { PROTOCOL_VERSION } from "@/lib/agent/protocol";
+import { createEnvironment, type TestEnvironment } from "../tests/support/environment";
+import { seedActor } from "../tests/support/seed";
+import { screenshot, signIn } from "./support";
+
+// Moves in the admin UI (docs/nodes.md "Moving accounts"), on a server of its own whose two other
+// nodes have joined but whose agents do not run (no NATS here): a move is queued from the
+// account's page and waits for its target there, step and reason shown, and is cancelled; a
+// node's page drains it, its moves listed. tests/api/node-moves.test.ts moves accounts for real.
+
+test.describe.configure({ mode: "serial" });
+
+const password = "correct horse battery";
+const moves = fs.mkdtempSync(path.join(os.tmpdir(), "panel-e2e-moves-"));
+let env: TestEnvironment<{ moverId: number; n3Id: number }>;
+
+test.beforeAll(async () => {
+  env = await createEnvironment(
+    "pglite",
+    async (db) => {
+      await createAdminUser(db, { email: "admin@example.com", password }, seedActor);
+      const joined = { publicKey: null as string | null, protocolVersion: PROTOCOL_VERSION };
+      const [, n3] = await db
+        .insert(nodes)
+        .values([
+          { ...joined, name: "n2", ipv4: "192.0.2.2", publicKey: `U${"A".repeat(55)}` },
+          { ...joined, name: "n3", ipv4: "192.0.2.3", publicKey: `U${"B".repeat(55)}` },
+        ])
+        .returning();
+      const mover = await createAccount(db, { username: "mover", domain: "mover.example" }, seedActor);
+      // An account of n3 (its records: n3's agent never ran), for the drain.
+      const drainee = await createAccount(db, { username: "drainee", domain: "drainee.example" }, seedActor);
+      await db.update(hostingAccounts).set({ nodeId: n3.id }).where(eq(hostingAccounts.id, drainee.id));
+      return { moverId: mover.id, n3Id: n3.id };
+    },
+    { MOVE_REPOSITORY: moves },
+  );
+});
+
+test.afterAll(async () => {
+  await env?.teardown();
+  fs.rmSync(moves, { recursive: true, force: true });
+});
+
+test("an account's page moves it to another node, shows the step it waits at, and cancels it", async ({ page }) => {
+  await signIn(page, { baseUrl: env.server.baseUrl, email: "admin@example.com", password });
+  await page.goto(`${env.server.baseUrl}/admin/accounts/${env.seed.moverId}/edit`);
+  const node = page.getByRole("region", { name: "Node" });
+  await expect(node).toContainText("Hosted on local");
+  await page.waitForLoadState("networkidle");
+  await node.getByLabel("Move to").selectOption("n2");
+  await node.getByRole("button", { name: "Move" }).click();
+  const move = node.getByRole("status", { name: "Move" });
+  await expect(move).toContainText("Moving from local to n2");
+  // n2's agent does not answer: the move waits at its first step, saying why (the page reads itself again).
+  await expect(move).toContainText("preparing", { timeout: 20_000 });
+  await expect(move).toContainText("waiting for the node n2, which does not answer", { timeout: 20_000 });
+  await screenshot(page, "account-move-waiting");
+  await move.getByRole("button", { name: "Cancel the move" }).click();
+  await expect(move).toContainText("cancelling");
+  await expect(move.getByRole("button", { name: "Cancel the move" })).toHaveCount(0);
+  // While it is the move's, the account cannot be suspended.
+  await page.getByRole("button", { name: "Suspend" }).click();
+  await expect(page.getByRole("region", { name: "Suspension and termination" }).getByRole("alert")).toContainText("moving to another node");
+});
+
+test("a node's page drains it: its accounts queued to move to the node chosen, listed with their step", async ({ page }) => {
+  await signIn(page, { baseUrl: env.server.baseUrl, email: "admin@example.com", password });
+  await page.goto(`${env.server.baseUrl}/admin/nodes/${env.seed.n3Id}/edit`);
+  const moves = page.getByRole("region", { name: "Moves" });
+  await page.waitForLoadState("networkidle");
+  await moves.getByLabel("Drain to").selectOption("local");
+  await moves.getByRole("button", { name: "Drain n3" }).click();
+  const row = moves.locator("tbody tr").filter({ hasText: "drainee" });
+  await expect(row).toContainText("local");
+  await expect(row).toContainText(/queued|preparing|copying/);
+  await screenshot(page, "node-drain");
+  await page.reload();
+  await expect(page.getByLabel("New accounts")).toHaveValue("draining");
+});
