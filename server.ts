@@ -15,7 +15,7 @@ import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from 
 import { matchApiRoute } from "@/lib/http/registry";
 import { registerInstalledPhpVersions } from "@/lib/php/service";
 import { syncSshServer } from "@/lib/ssh/service";
-import { startMoveDriver } from "@/lib/moves/driver";
+import { startMoveDriver, stopMoveDriver } from "@/lib/moves/driver";
 import { startNodeEvents } from "@/lib/nodes/events";
 import { closePanelBus } from "@/lib/nodes/bus";
 import { securityHeaders } from "@/lib/http/security-headers";
@@ -117,7 +117,9 @@ export async function startServer(): Promise<http.Server> {
 
   const shutdown = () => {
     server.close();
-    void closePanelBus()
+    void stopMoveDriver(db.db)
+      .catch(() => undefined)
+      .then(() => closePanelBus())
       .then(() => db.close())
       .finally(() => process.exit(0));
   };

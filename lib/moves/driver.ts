@@ -49,6 +49,18 @@ export function startMoveDriver(db: Database): void {
   driver.timer.unref();
 }
 
+/**
+ * Stops this process's driver (the server's shutdown) and gives up its leases: another instance,
+ * or this one restarted, goes on with its moves at once instead of when the leases run out.
+ */
+export async function stopMoveDriver(db: Database): Promise<void> {
+  const driver = globalForDriver.__panelMoveDriver;
+  if (!driver) return;
+  clearTimeout(driver.timer);
+  globalForDriver.__panelMoveDriver = undefined;
+  await db.update(accountMoves).set({ leaseHolder: null, leaseExpiresAt: null }).where(eq(accountMoves.leaseHolder, driver.holder));
+}
+
 /** One step of each open move whose turn it is. */
 export async function advanceMoves(db: Database, holder: string): Promise<void> {
   const open = await db.select().from(accountMoves).where(inArray(accountMoves.state, [...OPEN_STATES])).orderBy(asc(accountMoves.id));
