@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { and, asc, eq, inArray, or, isNull, lt, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { accountMoves, customerDatabases, databaseGrants, databaseUsers, domainCertificates, domains, hostingAccounts, nodes } from "@/db/schema";
 import { removeAccountFrom } from "@/lib/accounts/lifecycle";
