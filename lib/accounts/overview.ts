@@ -77,14 +77,15 @@ export function visitorDays(report: Record<string, unknown>): VisitorDay[] {
 
 /**
  * The account's visitors per day from its combined GoAccess report: no logs yet is no days; a
- * report that cannot be made (GoAccess missing or failing) is the panel's reason why.
+ * report that cannot be made (GoAccess missing or failing, or the account's node not answering:
+ * its page must still open, to move it off that node) is the panel's reason why.
  */
 export async function accountVisitorDays(db: Queryable, account: { id: number; username: string }): Promise<{ days: VisitorDay[] } | { unavailable: string }> {
   try {
     return { days: visitorDays(await visitorStats(db, account)) };
   } catch (error) {
     if (error instanceof AppError && error.code === "NOT_FOUND") return { days: [] };
-    if (error instanceof AppError && error.code === "VALIDATION") return { unavailable: error.message };
+    if (error instanceof AppError && (error.code === "VALIDATION" || error.code === "UNAVAILABLE")) return { unavailable: error.message };
     throw error;
   }
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import {
@@ -25,6 +26,7 @@ import { ConfigError, env } from "@/lib/env";
 import { type EnvFile, loadEnvFile } from "@/lib/env-file";
 import { AppError, notFound } from "@/lib/errors";
 import { bodyOf, isAccepted } from "@/lib/http/accepted";
+import { latestMoves } from "@/lib/moves/records";
 import { drainNodeSchema, type MoveRecord, startMoveSchema } from "@/lib/moves/schemas";
 import { cancelMove, drainNode, nodeMoves, startMove } from "@/lib/moves/service";
 import { closePanelBus } from "@/lib/nodes/bus";
@@ -67,10 +69,15 @@ const USAGE = `Usage: npm run panel -- <command> [--json]
                           (prints the one-time command that enrols the machine, 15 minutes)
   node list
   node remove NAME        (revoke: the node's credentials stop connecting; only without accounts)
-  node drain NAME --to NODE  (no new accounts; every account moved to NODE, one after another)
+  node drain NAME --to NODE [--no-wait]
+                          (no new accounts; every account moved to NODE, one after another;
+                          follows them until all have ended, exit 1 if one was cancelled)
   node moves NAME         (the moves off the node: not ended, or ended in the last day)
-  account move USER --to NODE | account move USER --cancel
-                          (moves run in the panel's server, which must be running: docs/nodes.md)
+  account move USER --to NODE [--wait] | account move USER --cancel
+                          (--wait follows it until it ends, exit 1 if cancelled)
+                          (moves run in the panel's server, which must be running: following
+                          reads the database every 2 s, PostgreSQL only; Ctrl-C stops following,
+                          not the moves. docs/nodes.md "Moving accounts")
   (on a node: node join --panel URL --token TOKEN --nats URL, node agent)
   backup run [USER]       (every account without USER; failures listed, exit 1)
   backup list USER [--node NAME]
@@ -115,6 +122,8 @@ const optionSpec = {
   "ssh-host": { type: "string" },
   node: { type: "string" },
   cancel: { type: "boolean" },
+  wait: { type: "boolean" },
+  "no-wait": { type: "boolean" },
 } as const;
 
 function required(options: Options, name: string): string {
@@ -158,7 +167,66 @@ async function nodeArgument(db: Database, args: string[]) {
 const moveLine = (move: MoveRecord & { account: string }) =>
   `${move.id}\t${move.account}\t${move.source} → ${move.target}\t${move.step}${move.error ? `\t${move.error}` : ""}`;
 
-type Command = (db: Database, options: Options, args: string[]) => Promise<{ json: object; text: string }>;
+/** What a command prints at its end; `failure` (on stderr, exit 1) when what it followed did not go as asked. */
+interface Outcome {
+  json: object;
+  text: string;
+  failure?: string;
+}
+
+/**
+ * How a command runs: `say` prints a line of progress (nothing with --json, whose one object
+ * comes at the end), `backend` is the panel database's kind.
+ */
+interface CommandContext {
+  say(line: string): void;
+  backend: Connection["kind"];
+}
+
+type Command = (db: Database, options: Options, args: string[], context: CommandContext) => Promise<Outcome>;
+
+/** How often a followed move is read again. */
+const FOLLOW_EVERY_MS = 2_000;
+
+type FollowedMove = MoveRecord & { account: string };
+
+const hasEnded = (move: MoveRecord) => move.state === "done" || move.state === "cancelled";
+
+/**
+ * Why moves cannot be followed from here, or null. The panel's server moves the accounts; with
+ * PGlite it cannot run while this command holds the data dir, so following would wait forever.
+ */
+function cannotFollow(context: CommandContext): string | null {
+  return context.backend === "pglite"
+    ? "Following a move needs PostgreSQL: with PGlite the panel's server, which runs the moves, cannot open the database while this command does"
+    : null;
+}
+
+/**
+ * Reads the moves `ids` every FOLLOW_EVERY_MS (`read` answers those still listed) and says each
+ * change of step or error, until every one has ended. Each as last seen, with the last error it
+ * had (the driver clears it when the move ends: a move cancelled after failed attempts says why
+ * only before). A move no longer listed (its account gone) counts as ended.
+ */
+async function followMoves(ids: number[], read: () => Promise<FollowedMove[]>, first: FollowedMove[], say: (line: string) => void) {
+  const last = new Map(first.filter((move) => ids.includes(move.id)).map((move) => [move.id, move]));
+  const reasons = new Map(first.map((move) => [move.id, move.error]));
+  const seen = (move: FollowedMove) => `${move.step}\n${move.error ?? ""}`;
+  let open = ids.filter((id) => last.has(id) && !hasEnded(last.get(id)!));
+  while (open.length) {
+    await sleep(FOLLOW_EVERY_MS);
+    const now = new Map((await read()).map((move) => [move.id, move]));
+    for (const id of open) {
+      const move = now.get(id);
+      if (!move) continue;
+      if (seen(last.get(id)!) !== seen(move)) say(moveLine(move));
+      last.set(id, move);
+      if (move.error) reasons.set(id, move.error);
+    }
+    open = open.filter((id) => now.has(id) && !hasEnded(now.get(id)!));
+  }
+  return ids.flatMap((id) => (last.has(id) ? [{ move: last.get(id)!, reason: reasons.get(id) ?? null }] : []));
+}
 
 const commands: Record<string, Command> = {
   async "admin create"(db, options) {
@@ -426,17 +494,30 @@ const commands: Record<string, Command> = {
     return { json: { id: node.id, name: node.name, deleted: true }, text: `${message}.` };
   },
 
-  async "node drain"(db, options, args) {
+  async "node drain"(db, options, args, context) {
     const node = await nodeArgument(db, args);
-    const drain = await drainNode(db, node.id, drainNodeSchema.parse({ to: required(options, "to") }), actor);
-    const open = drain.moves.filter((move) => move.state === "queued" || move.state === "running" || move.state === "cancelling");
+    const input = drainNodeSchema.parse({ to: required(options, "to") });
+    // With PGlite the drain is recorded and the command returns: the server moves the accounts once it runs.
+    const unfollowable = options["no-wait"] ? null : cannotFollow(context);
+    const drain = await drainNode(db, node.id, input, actor);
+    const open = drain.moves.filter((move) => !hasEnded(move));
+    const queued = [
+      `${drain.node} is draining: ${open.length} account(s) move to ${drain.to}, one after another, as the panel's server runs them.`,
+      ...open.map(moveLine),
+    ];
+    if (options["no-wait"] || unfollowable || open.length === 0) {
+      const follow = unfollowable ? `${unfollowable}: follow them on the Nodes page or with \`panel node moves ${drain.node}\` once it has stopped.` : `Follow them with \`panel node moves ${drain.node}\` or on the Nodes page.`;
+      return { json: drain, text: [...queued, follow].join("\n") };
+    }
+    context.say([...queued, "Following them (Ctrl-C stops following, not the moves):"].join("\n"));
+    const ids = open.map((move) => move.id);
+    const ended = await followMoves(ids, () => nodeMoves(db, node.id), open, context.say);
+    const cancelled = ended.filter(({ move }) => move.state === "cancelled");
+    const moves = await nodeMoves(db, node.id);
     return {
-      json: drain,
-      text: [
-        `${drain.node} is draining: ${open.length} account(s) move to ${drain.to}, one after another, as the panel's server runs them.`,
-        ...open.map(moveLine),
-        `Follow them with \`panel node moves ${drain.node}\` or on the Nodes page.`,
-      ].join("\n"),
+      json: { ...drain, moves },
+      text: `The ${ended.length} move(s) off ${drain.node} have ended: ${ended.length - cancelled.length} done, ${cancelled.length} cancelled.`,
+      failure: cancelled.length ? `Cancelled: ${cancelled.map(({ move, reason }) => `${move.account}${reason ? ` (${reason})` : ""}`).join(", ")}` : undefined,
     };
   },
 
@@ -446,14 +527,33 @@ const commands: Record<string, Command> = {
     return { json: { moves }, text: moves.length ? moves.map(moveLine).join("\n") : `No moves off ${node.name} in the last day.` };
   },
 
-  async "account move"(db, options, args) {
+  async "account move"(db, options, args, context) {
     const accountId = await accountArgument(db, args);
+    const username = args[0].trim().toLowerCase();
     if (options.cancel) {
+      if (options.to || options.wait) throw new UsageError("--cancel takes neither --to nor --wait");
       const { move } = await cancelMove(db, accountId, actor);
-      return { json: { move }, text: `The move of ${args[0]} to ${move.target} is ${move.step}: the source keeps serving.` };
+      return { json: { move }, text: `The move of ${username} to ${move.target} is ${move.step}: the source keeps serving.` };
     }
-    const { move } = await startMove(db, accountId, startMoveSchema.parse({ node: required(options, "to") }), actor);
-    return { json: { move }, text: `${args[0]} moves from ${move.source} to ${move.target} (move ${move.id}, ${move.step}); the panel's server runs it: follow it with \`panel account list\` or on the account's page.` };
+    const input = startMoveSchema.parse({ node: required(options, "to") });
+    // Refused before the move is queued: --wait asks for what this database cannot give.
+    const unfollowable = options.wait ? cannotFollow(context) : null;
+    if (unfollowable) throw new ConfigError(`${unfollowable}; move without --wait and follow it on the account's page`);
+    const { move } = await startMove(db, accountId, input, actor);
+    const queued = `${username} moves from ${move.source} to ${move.target} (move ${move.id}, ${move.step}); the panel's server runs it`;
+    if (!options.wait) return { json: { move }, text: `${queued}: follow it with \`panel node moves ${move.source}\` or on the account's page.` };
+    context.say(`${queued}. Following it (Ctrl-C stops following, not the move):`);
+    const read = async () => {
+      const latest = (await latestMoves(db, [accountId])).get(accountId);
+      return latest?.id === move.id ? [{ ...latest, account: username }] : [];
+    };
+    const [{ move: ended, reason }] = await followMoves([move.id], read, [{ ...move, account: username }], context.say);
+    const { account: _, ...last } = ended;
+    return {
+      json: { move: last },
+      text: last.state === "done" ? `${username} is on ${last.target} now.` : `The move of ${username} ended ${last.step}; it stays on ${last.source}.`,
+      failure: last.state === "cancelled" ? `The move of ${username} to ${last.target} was cancelled${reason ? `: ${reason}` : ""}` : undefined,
+    };
   },
 
   async "php list"(db) {
@@ -506,8 +606,13 @@ export async function runCli(argv: string[]): Promise<number> {
     envFile = loadEnvFile();
     connection = await openExistingConnection(configuredTarget());
     await prepareDatabase(connection);
-    const result = await command(connection.db, options, args);
+    const say = options.json ? () => undefined : (line: string) => console.log(line);
+    const result = await command(connection.db, options, args, { say, backend: connection.kind });
     console.log(options.json ? JSON.stringify(result.json) : result.text);
+    if (result.failure) {
+      console.error(`Error: ${result.failure}`);
+      return 1;
+    }
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

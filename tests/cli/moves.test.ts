@@ -1,16 +1,20 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { nodes } from "@/db/schema";
+import { eq } from "drizzle-orm";
+import { accountMoves, nodes } from "@/db/schema";
 import { PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import { createPreparedTestDatabase, type TestDatabase, testBackends } from "../support/database";
-import { runPanel } from "../support/cli";
+import { type CliResult, runPanel } from "../support/cli";
 
 // Moves and drains from the command line (docs/command-line.md): a subprocess on PGlite and
 // PostgreSQL. The command line records what is asked; the panel's server moves the accounts
-// (tests/api/node-moves.test.ts), so here the moves stay queued.
+// (tests/api/node-moves.test.ts), so here the moves stay queued — or the test writes their
+// steps as the driver would, for the commands that follow them (PostgreSQL only: with PGlite the
+// server cannot run beside the command line, and following is refused).
 
 const moves = fs.mkdtempSync(path.join(os.tmpdir(), "panel-cli-moves-"));
 after(() => fs.rmSync(moves, { recursive: true, force: true }));
@@ -19,6 +23,31 @@ const json = (result: { code: number; stdout: string; stderr: string }) => {
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout);
 };
+
+/** The command line while it runs: its output so far, and a wait for a line of it. */
+function startPanel(env: Record<string, string | undefined>, ...args: string[]) {
+  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", ...args], {
+    env: { ...process.env, PANEL_ENV_FILE: "/dev/null", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += chunk));
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  const ended = new Promise<CliResult>((resolve) => child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr })));
+  return {
+    ended,
+    output: () => stdout,
+    async waitFor(pattern: RegExp, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(stdout)) {
+        if (child.exitCode !== null || Date.now() > deadline) assert.fail(`no ${pattern} in:\n${stdout}\n${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    stop: () => child.kill("SIGTERM"),
+  };
+}
 
 for (const backend of testBackends()) {
   describe(`moving accounts from the command line (${backend})`, () => {
@@ -41,7 +70,11 @@ for (const backend of testBackends()) {
       const unknown = await run("account", "move", "alice", "--to", "nowhere");
       assert.equal(unknown.code, 1);
       assert.match(unknown.stderr, /node: names no node: nowhere/);
-      const { move } = json(await run("account", "move", "alice", "--to", "n2", "--json"));
+      const queued = await run("account", "move", "alice", "--to", "n2");
+      assert.equal(queued.code, 0, queued.stderr);
+      assert.match(queued.stdout, /^alice moves from local to n2 \(move \d+, queued\); the panel's server runs it/);
+      const { moves: listed } = json(await run("node", "moves", "local", "--json"));
+      const [move] = listed.filter((row: { account: string }) => row.account === "alice");
       assert.deepEqual([move.state, move.step, move.source, move.target, move.can_cancel], ["queued", "queued", "local", "n2", true]);
       const again = await run("account", "move", "alice", "--to", "n2");
       assert.equal(again.code, 1);
@@ -59,8 +92,43 @@ for (const backend of testBackends()) {
       assert.match(unset.stderr, /MOVE_REPOSITORY/);
     });
 
-    test("node drain makes the node draining and queues a move for each of its accounts; node moves lists them", async () => {
-      const drain = json(await run("node", "drain", "local", "--to", "n2", "--json"));
+    test("account move --wait says each step the move reaches and exits 1 when it is cancelled (PostgreSQL; refused on PGlite)", async () => {
+      if (backend === "pglite") {
+        const refused = await run("account", "move", "bob", "--to", "n2", "--wait");
+        assert.equal(refused.code, 2);
+        assert.match(refused.stderr, /Following a move needs PostgreSQL/);
+        // Refused before anything was queued.
+        assert.deepEqual(json(await run("node", "moves", "local", "--json")).moves.filter((move: { account: string }) => move.account === "bob"), []);
+        return;
+      }
+      const connection = await database.open();
+      const following = startPanel({ ...database.env, MOVE_REPOSITORY: moves }, "account", "move", "bob", "--to", "n2", "--wait");
+      try {
+        await following.waitFor(/Following it/);
+        // Alice's move has ended: bob's is the only open one.
+        const [{ id }] = await connection.db.select({ id: accountMoves.id }).from(accountMoves).where(eq(accountMoves.state, "queued"));
+        // The steps as the panel's driver writes them: it starts, waits for n2, gives up, ends.
+        const step = async (set: Partial<typeof accountMoves.$inferInsert>, printed: RegExp) => {
+          await connection.db.update(accountMoves).set(set).where(eq(accountMoves.id, id));
+          await following.waitFor(printed);
+        };
+        await step({ state: "preparing", error: "waiting for the node n2, which does not answer" }, /bob\tlocal → n2\tpreparing\twaiting for the node n2, which does not answer/);
+        await step({ state: "cancelling", error: "cancelled after 5 failed attempts: n2 refused" }, /bob\tlocal → n2\tcancelling\tcancelled after 5 failed attempts/);
+        await step({ state: "cancelled", error: null, finishedAt: new Date(), repositoryPassword: null }, /bob\tlocal → n2\tcancelled$/m);
+        const result = await following.ended;
+        assert.equal(result.code, 1);
+        assert.match(result.stdout, /The move of bob ended cancelled; it stays on local\./);
+        assert.match(result.stderr, /The move of bob to n2 was cancelled: cancelled after 5 failed attempts: n2 refused/);
+        // Each step once, in order; the reason of the cancel kept from the step that had it.
+        assert.deepEqual(result.stdout.match(/→ n2\t\w+/g), ["→ n2\tpreparing", "→ n2\tcancelling", "→ n2\tcancelled"]);
+      } finally {
+        following.stop();
+        await connection.close();
+      }
+    });
+
+    test("node drain --no-wait makes the node draining and queues a move for each of its accounts; node moves lists them", async () => {
+      const drain = json(await run("node", "drain", "local", "--to", "n2", "--no-wait", "--json"));
       assert.equal(drain.node, "local");
       assert.deepEqual(drain.moves.filter((move: { step: string }) => move.step === "queued").map((move: { account: string }) => move.account).sort(), ["alice", "bob"]);
       const listed = json(await run("node", "list", "--json")).nodes.find((node: { name: string }) => node.name === "local");
@@ -73,6 +141,32 @@ for (const backend of testBackends()) {
       const into = await run("node", "drain", "n2", "--to", "local");
       assert.equal(into.code, 1);
       assert.match(into.stderr, /draining/);
+    });
+
+    test("node drain follows the node's moves until each has ended, exit 1 when one was cancelled (PostgreSQL; returns at once on PGlite)", async () => {
+      if (backend === "pglite") {
+        const atOnce = await run("node", "drain", "local", "--to", "n2");
+        assert.equal(atOnce.code, 0, atOnce.stderr);
+        assert.match(atOnce.stdout, /local is draining: 2 account\(s\) move to n2/);
+        assert.match(atOnce.stdout, /Following a move needs PostgreSQL/);
+        return;
+      }
+      // Draining again: its two queued moves (the test before) are the ones followed.
+      const following = startPanel({ ...database.env, MOVE_REPOSITORY: moves }, "node", "drain", "local", "--to", "n2");
+      try {
+        await following.waitFor(/Following them/);
+        assert.match(following.output(), /alice\tlocal → n2\tqueued[\s\S]*bob\tlocal → n2\tqueued/);
+        json(await run("account", "move", "alice", "--cancel", "--json"));
+        await following.waitFor(/alice\tlocal → n2\tcancelled/);
+        json(await run("account", "move", "bob", "--cancel", "--json"));
+        const result = await following.ended;
+        assert.equal(result.code, 1);
+        assert.match(result.stdout, /bob\tlocal → n2\tcancelled/);
+        assert.match(result.stdout, /The 2 move\(s\) off local have ended: 0 done, 2 cancelled\./);
+        assert.match(result.stderr, /Cancelled: alice, bob/);
+      } finally {
+        following.stop();
+      }
     });
   });
 }
