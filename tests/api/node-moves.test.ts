@@ -21,7 +21,8 @@ import { startTestNode, type TestNode } from "../support/test-node";
 // WordPress site moved while its home page is asked for every 0.5 s at the address its zone
 // points to, its files and database rows the same after; the target's agent killed in the
 // middle (the move goes on when it is back, or is cancelled with the source serving and nothing
-// left on the target); the panel restarted in the middle; a node with three accounts drained.
+// left on the target); the panel, and NATS, restarted in the middle; a node with three accounts
+// drained.
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-node-moves-"));
 // WordPress as a customer uploads it: Debian's copy with its links resolved, readable by every account's user.
@@ -338,6 +339,18 @@ for (const backend of testBackends()) {
       assert.equal((await account(site.id)).node, "n1");
       assert.equal((await n1().visit(site.domain, "/index.html")).text, `${site.username} is served\n`);
       await goneFrom(n2(), site.username);
+    });
+
+    test("NATS restarted in the middle of a move: the move goes on", async () => {
+      const site = await hostedAccount(`nats${tag}`, n1(), 150);
+      await startMove(site.id, "n2");
+      await moveReaches(site.id, ["copying"]);
+      await nats.restart();
+      const done = await moveReaches(site.id, ["done", "cancelled"], 300_000);
+      assert.equal(done.state, "done", JSON.stringify(done));
+      assert.equal((await account(site.id)).node, "n2");
+      assert.equal((await n2().visit(site.domain, "/index.html")).text, `${site.username} is served\n`);
+      await goneFrom(n1(), site.username);
     });
 
     test("draining a node moves its three accounts to another, one after another", async () => {

@@ -17,6 +17,8 @@ export interface TestNats {
   /** What the server logged (permission violations, authorization errors). */
   log(): string;
   stop(): Promise<void>;
+  /** Stops it and starts it again on the same port and store (its streams and consumers kept). */
+  restart(): Promise<void>;
 }
 
 async function waitForPort(port: number, child: ChildProcess, log: () => string): Promise<void> {
@@ -59,22 +61,32 @@ export async function startNats(root: string, listen = "127.0.0.1"): Promise<Tes
       "",
     ].join("\n"),
   );
-  const child = spawn("nats-server", ["-c", config], { stdio: "ignore" });
   const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, "utf8") : "");
-  await waitForPort(port, child, log);
+  const start = async () => {
+    const started = spawn("nats-server", ["-c", config], { stdio: "ignore" });
+    await waitForPort(port, started, log);
+    return started;
+  };
+  let child = await start();
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
   return {
     url: `nats://${listen}:${port}`,
     port,
     authFile,
-    env: { NATS_URL: `nats://${listen}:${port}`, NATS_AUTH_FILE: authFile, NATS_RELOAD_COMMAND: `kill -HUP ${child.pid}` },
+    // By its configuration's path: the same command reaches the server after a restart.
+    env: { NATS_URL: `nats://${listen}:${port}`, NATS_AUTH_FILE: authFile, NATS_RELOAD_COMMAND: `pkill -HUP -f ${config}` },
     log,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-      await exited;
-      clearTimeout(timer);
+    stop,
+    async restart() {
+      await stop();
+      child = await start();
     },
   };
 }
