@@ -1,10 +1,10 @@
 import { and, eq, inArray, isNotNull, notInArray } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { accountMoves, apiKeys, customerDatabases, databaseGrants, databaseUsers, domains, hostingAccounts } from "@/db/schema";
+import { apiKeys, customerDatabases, databaseGrants, databaseUsers, domains, hostingAccounts } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { AppError, notFound } from "@/lib/errors";
 import { type Accepted, accepted } from "@/lib/http/accepted";
-import { OPEN_STATES } from "@/lib/moves/records";
+import { openMoveOf } from "@/lib/moves/records";
 import { NodeUnavailableError, nodeTakesJobs, publishQueuedJobs, queueOnNode } from "@/lib/nodes/dispatch";
 import { type Host, hostOfNode, nodeOfAccount, type NodeRow } from "@/lib/nodes/hosts";
 import { type AccountManager, managedBy } from "./manager";
@@ -52,10 +52,7 @@ export async function removeAccountFrom(db: Queryable, host: Host, account: { id
 
 /** Suspend, unsuspend and terminate wait for an account's move to end: its two nodes are the move's until then. */
 async function refuseWhileMoving(tx: Queryable, accountId: number): Promise<void> {
-  const [open] = await tx
-    .select({ state: accountMoves.state })
-    .from(accountMoves)
-    .where(and(eq(accountMoves.accountId, accountId), inArray(accountMoves.state, [...OPEN_STATES])));
+  const open = await openMoveOf(tx, accountId);
   if (open) throw new AppError("CONFLICT", `The account is moving to another node (${open.state}): cancel the move or try again once it has ended`);
 }
 

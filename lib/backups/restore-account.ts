@@ -18,6 +18,7 @@ import { AppError, validationError } from "@/lib/errors";
 import { updatePhpSettings } from "@/lib/php-settings/service";
 import { databaseServerOf, type Host, hostNamed, hostOfAccount } from "@/lib/nodes/hosts";
 import { LOCAL_NODE } from "@/lib/nodes/schemas";
+import { siteFolders } from "@/lib/provisioning/home-layout";
 import type { ResticSnapshot } from "@/lib/provisioning/restic";
 import { addSshKey } from "@/lib/ssh/service";
 import { databaseObjectRecord, notBroughtBack, restoreStep, withRestoreLease } from "./restores";
@@ -278,8 +279,7 @@ async function restoreParts(
   // The files: every folder a site of the account is served from (the rest of the home is the panel's own).
   const home = parts.get("part:home");
   if (home) {
-    const folders = new Set(records.domains.flatMap((domain) => domain.domainPath?.split("/")[0] ?? []).filter((folder) => /^[\w.-]+$/.test(folder) && !/^\.\.?$/.test(folder)));
-    for (const folder of folders) {
+    for (const folder of siteFolders(records.domains.map((domain) => domain.domainPath))) {
       await restoreStep(signal, (long) => host.run("restore.home-path", { username: account.username, snapshot: home, parts: [folder] }, long));
     }
   }

@@ -12,6 +12,7 @@ import { nodeTakesJobs } from "@/lib/nodes/dispatch";
 import { type Host, hostOfNode } from "@/lib/nodes/hosts";
 import { accountState, queueAccountReconcile } from "@/lib/nodes/reconcile";
 import { nodeAddress } from "@/lib/nodes/service";
+import { siteFolders } from "@/lib/provisioning/home-layout";
 import type { MoveRepository, MoveSnapshots } from "@/lib/provisioning/move-runs";
 import { OPEN_STATES, type MoveRow } from "./records";
 
@@ -190,12 +191,8 @@ async function databasesOf(db: Queryable, accountId: number) {
   return { databases: databases.map((row) => row.name), users: users.map((row) => row.name), grants: grants.map((grant) => ({ ...grant, privileges: grant.privileges as string[] })) };
 }
 
-/** The home's folders a site is served from: what the customer's files are (the rest of the home is the panel's). */
-async function siteFolders(db: Queryable, accountId: number): Promise<string[]> {
-  const rows = await db.select({ path: domains.domainPath }).from(domains).where(eq(domains.accountId, accountId));
-  const folders = new Set(["public_html", ...rows.flatMap((row) => row.path?.split("/")[0] ?? [])]);
-  return [...folders].filter((folder) => /^[\w.-]+$/.test(folder) && !/^\.\.?$/.test(folder));
-}
+const siteFoldersOf = async (db: Queryable, accountId: number) =>
+  siteFolders((await db.select({ root: domains.domainPath }).from(domains).where(eq(domains.accountId, accountId))).map((row) => row.root));
 
 /** One pass: a snapshot on the source, restored on the target. */
 async function pass(context: MoveContext, name: "copy" | "final"): Promise<MoveSnapshots> {
@@ -203,7 +200,7 @@ async function pass(context: MoveContext, name: "copy" | "final"): Promise<MoveS
   const { databases, users, grants } = await databasesOf(db, account.id);
   const long = { deadlineMs: PASS_DEADLINE_MS };
   const snapshots = await context.source.run("move.snapshot", { move: repository, pass: name, username: account.username, databases, database_users: users }, long);
-  await context.target.run("move.restore", { move: repository, username: account.username, snapshots, folders: await siteFolders(db, account.id), databases, grants }, long);
+  await context.target.run("move.restore", { move: repository, username: account.username, snapshots, folders: await siteFoldersOf(db, account.id), databases, grants }, long);
   return snapshots;
 }
 

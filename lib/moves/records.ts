@@ -1,4 +1,4 @@
-import { desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq, inArray } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import type { Queryable } from "@/db/client";
 import { accountMoves, hostingAccounts, nodes } from "@/db/schema";
@@ -44,6 +44,15 @@ export function toMoveRecord(move: MoveRow, source: string, target: string): Mov
 
 const sourceNodes = alias(nodes, "source_nodes");
 const targetNodes = alias(nodes, "target_nodes");
+
+/** The account's move that has not ended, if it has one (at most one: account_moves_one_open_idx). */
+export async function openMoveOf(db: Queryable, accountId: number): Promise<MoveRow | null> {
+  const [open] = await db
+    .select()
+    .from(accountMoves)
+    .where(and(eq(accountMoves.accountId, accountId), inArray(accountMoves.state, [...OPEN_STATES])));
+  return open ?? null;
+}
 
 /** Moves with their accounts' usernames and their nodes' names. */
 export function selectMoves(db: Queryable) {

@@ -10,7 +10,7 @@ import { AppError, notFound, validationError } from "@/lib/errors";
 import { type NodeRow } from "@/lib/nodes/hosts";
 import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import { findNodeByName, nodeStateOf } from "@/lib/nodes/service";
-import { CANCELLABLE_STATES, type MoveRow, OPEN_STATES, selectMoves, toMoveRecord } from "./records";
+import { CANCELLABLE_STATES, type MoveRow, OPEN_STATES, openMoveOf, selectMoves, toMoveRecord } from "./records";
 import type { drainNodeSchema, MoveRecord, startMoveSchema } from "./schemas";
 
 // Moving accounts between nodes (docs/nodes.md "Moving accounts"): one implementation for the
@@ -50,11 +50,7 @@ export async function moveTargets(db: Queryable): Promise<string[]> {
 
 /** Records a move of `account` to `target` (in `tx`, which has locked the account), queued for the driver. */
 async function queueMove(tx: Queryable, account: { id: number; nodeId: number }, target: NodeRow, actor: Actor): Promise<MoveRow> {
-  const [open] = await tx
-    .select({ id: accountMoves.id })
-    .from(accountMoves)
-    .where(and(eq(accountMoves.accountId, account.id), inArray(accountMoves.state, [...OPEN_STATES])));
-  if (open) throw new AppError("CONFLICT", "The account is already moving: cancel that move first, or wait until it has ended");
+  if (await openMoveOf(tx, account.id)) throw new AppError("CONFLICT", "The account is already moving: cancel that move first, or wait until it has ended");
   const key = `move-${account.id}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
   const [move] = await tx
     .insert(accountMoves)
@@ -89,21 +85,20 @@ export async function cancelMove(db: Database, accountId: number, actor: Actor):
   const id = await db.transaction(async (tx) => {
     const [account] = await tx.select({ id: hostingAccounts.id }).from(hostingAccounts).where(eq(hostingAccounts.id, accountId));
     if (!account) throw notFound("Hosting account");
-    const [move] = await tx
-      .select()
-      .from(accountMoves)
-      .where(and(eq(accountMoves.accountId, accountId), inArray(accountMoves.state, [...OPEN_STATES])))
-      .for("update");
+    const move = await openMoveOf(tx, accountId);
     if (!move) throw notFound("Open move of the account");
     if (!CANCELLABLE_STATES.includes(move.state)) {
       throw new AppError("CONFLICT", `The move has switched the account to its new node (${move.state}): it can no longer be cancelled`);
     }
     // A queued move has done nothing anywhere: it simply ends.
     const ended = move.state === "queued";
-    await tx
+    // Only from the state read: a switch that committed meanwhile (or a queued move the driver started) is not cancelled by mistake.
+    const changed = await tx
       .update(accountMoves)
       .set(ended ? { state: "cancelled", finishedAt: new Date(), repositoryPassword: null } : { state: "cancelling", attempts: 0, error: null })
-      .where(eq(accountMoves.id, move.id));
+      .where(and(eq(accountMoves.id, move.id), eq(accountMoves.state, move.state)))
+      .returning({ id: accountMoves.id });
+    if (changed.length === 0) throw new AppError("CONFLICT", "The move went on to its next step meanwhile: try again");
     await recordAudit(tx, actor, { action: "hosting_account.move.cancel", targetType: "hosting_account", targetId: accountId, details: { move: move.id } });
     return move.id;
   });

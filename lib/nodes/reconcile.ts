@@ -22,16 +22,11 @@ async function accountStates(db: Queryable, node: NodeRow, accountIds?: number[]
   const states = await statesOf(db, and(eq(hostingAccounts.nodeId, node.id), accountIds ? inArray(hostingAccounts.id, accountIds) : undefined), (username) => keysOf.get(username) ?? []);
   // An account in the middle of its move's switch stays suspended here: its final pass is being
   // taken, and nothing written on this node from now on would reach the target.
-  const switching = new Set(
-    states.length === 0
-      ? []
-      : (
-          await db
-            .select({ accountId: accountMoves.accountId })
-            .from(accountMoves)
-            .where(and(eq(accountMoves.sourceNodeId, node.id), eq(accountMoves.state, "switching")))
-        ).map((row) => row.accountId),
-  );
+  const switchingRows = await db
+    .select({ accountId: accountMoves.accountId })
+    .from(accountMoves)
+    .where(and(eq(accountMoves.sourceNodeId, node.id), eq(accountMoves.state, "switching")));
+  const switching = new Set(switchingRows.map((row) => row.accountId));
   return states.map(({ id, state }) => (switching.has(id) ? { ...state, account: { ...state.account, suspended: true } } : state));
 }
 

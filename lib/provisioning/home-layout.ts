@@ -43,6 +43,15 @@ export const isAccessLogName = (name: string) => /^[a-z0-9-]+(\.[a-z0-9-]+)+\.lo
  */
 export const proxySocketPath = (username: string, name: string) => path.join(homeOf(username), "run", name);
 
+/**
+ * The home's folders the account's sites are served from, by their domains' document roots
+ * (`public_html`, `shop/public`…): the customer's files. The rest of the home is the panel's.
+ */
+export function siteFolders(documentRoots: (string | null)[]): string[] {
+  const folders = new Set(documentRoots.flatMap((root) => root?.split("/")[0] ?? []));
+  return [...folders].filter((folder) => /^[\w.-]+$/.test(folder) && !/^\.\.?$/.test(folder));
+}
+
 /** The Linux user owning an account's files and PHP: its own, or the panel's/web server's without SYSTEM_USERS. */
 export const fileOwner = (username: string) => (env().systemUsers ? username : null);
 

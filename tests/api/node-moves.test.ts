@@ -15,6 +15,7 @@ import { startNats, type TestNats } from "../support/nats";
 import { makeKey, seedActor } from "../support/seed";
 import { startServer } from "../support/server";
 import { startTestNode, type TestNode } from "../support/test-node";
+import { waitFor } from "../support/wait";
 
 // Accounts moving between two nodes (docs/nodes.md "Moving accounts"), each node a machine of its
 // own on this one (tests/support/node-host.ts) with its own nginx, PHP-FPM and MariaDB: a
@@ -41,16 +42,6 @@ after(() => fs.rmSync(root, { recursive: true, force: true }));
 const JOB_TIMEOUT_S = 6;
 /** The home page is asked for this often while a site moves. */
 const POLL_MS = 500;
-
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 120_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe().catch(() => null);
-    if (value) return value;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 /** A request to a node's nginx for `host`, as a visitor's browser makes it. */
 function request(node: TestNode, host: string, urlPath: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
@@ -161,7 +152,7 @@ for (const backend of testBackends()) {
       return started.body.move;
     }
 
-    const moveReaches = (accountId: number, states: string[], timeoutMs?: number) =>
+    const moveReaches = (accountId: number, states: string[], timeoutMs = 120_000) =>
       waitFor(`the move of account ${accountId} to reach ${states.join(" or ")}`, async () => {
         const move = (await account(accountId)).move;
         return move && states.includes(move.step) && move;
@@ -286,7 +277,7 @@ for (const backend of testBackends()) {
         waitFor("the move to say what it waits for", async () => {
           const move = (await account(site.id)).move;
           return move.error && move;
-        }),
+        }, 120_000),
       );
       assert.ok(["copying", "switching"].includes(waiting.step), JSON.stringify(waiting));
       assert.equal(waiting.state, "running");

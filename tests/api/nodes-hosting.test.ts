@@ -19,6 +19,7 @@ import { type Pebble, startPebble } from "../support/pebble";
 import { makeKey } from "../support/seed";
 import { freePort } from "../support/server";
 import { startTestNode, type TestNode } from "../support/test-node";
+import { waitFor } from "../support/wait";
 
 // Accounts on two hosting servers (docs/nodes.md "Tests and benchmarks"). Each test node is a
 // machine of its own on this one (tests/support/node-host.ts: its own network namespace and
@@ -47,16 +48,6 @@ after(async () => {
  * machine (3 s once failed an account's creation while another build ran).
  */
 const JOB_TIMEOUT_S = 6;
-
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe().catch(() => null);
-    if (value) return value;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 const seed = async (db: Database) => ({ adminKey: await makeKey(db, { scope: "admin" }) });
 

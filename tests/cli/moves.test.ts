@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -8,7 +7,7 @@ import { eq } from "drizzle-orm";
 import { accountMoves, nodes } from "@/db/schema";
 import { PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import { createPreparedTestDatabase, type TestDatabase, testBackends } from "../support/database";
-import { type CliResult, runPanel } from "../support/cli";
+import { runPanel, startPanel } from "../support/cli";
 
 // Moves and drains from the command line (docs/command-line.md): a subprocess on PGlite and
 // PostgreSQL. The command line records what is asked; the panel's server moves the accounts
@@ -23,31 +22,6 @@ const json = (result: { code: number; stdout: string; stderr: string }) => {
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout);
 };
-
-/** The command line while it runs: its output so far, and a wait for a line of it. */
-function startPanel(env: Record<string, string | undefined>, ...args: string[]) {
-  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", ...args], {
-    env: { ...process.env, PANEL_ENV_FILE: "/dev/null", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => (stdout += chunk));
-  child.stderr.on("data", (chunk) => (stderr += chunk));
-  const ended = new Promise<CliResult>((resolve) => child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr })));
-  return {
-    ended,
-    output: () => stdout,
-    async waitFor(pattern: RegExp, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!pattern.test(stdout)) {
-        if (child.exitCode !== null || Date.now() > deadline) assert.fail(`no ${pattern} in:\n${stdout}\n${stderr}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    },
-    stop: () => child.kill("SIGTERM"),
-  };
-}
 
 for (const backend of testBackends()) {
   describe(`moving accounts from the command line (${backend})`, () => {

@@ -8,11 +8,19 @@ export interface CliResult {
   stderr: string;
 }
 
+/** The command line while it runs: its output so far, a wait for a line of it, its end. */
+export interface RunningPanel {
+  ended: Promise<CliResult>;
+  output(): string;
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  stop(): void;
+}
+
 /**
- * The CLI with `env` over this process's environment (a name given as undefined is left out) and
- * no configuration file unless `env` names one or leaves PANEL_ENV_FILE out.
+ * Starts the CLI with `env` over this process's environment (a name given as undefined is left
+ * out) and no configuration file unless `env` names one or leaves PANEL_ENV_FILE out.
  */
-export function runPanel(env: Record<string, string | undefined>, ...args: string[]): Promise<CliResult> {
+export function startPanel(env: Record<string, string | undefined>, ...args: string[]): RunningPanel {
   const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", ...args], {
     env: { ...process.env, PANEL_ENV_FILE: "/dev/null", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -21,5 +29,22 @@ export function runPanel(env: Record<string, string | undefined>, ...args: strin
   let stderr = "";
   child.stdout.on("data", (chunk) => (stdout += chunk));
   child.stderr.on("data", (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr })));
+  const ended = new Promise<CliResult>((resolve) => child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr })));
+  return {
+    ended,
+    output: () => stdout,
+    async waitFor(pattern, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(stdout)) {
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no ${pattern} in:\n${stdout}\n${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    stop: () => child.kill("SIGTERM"),
+  };
+}
+
+/** The CLI run to its end (as startPanel starts it). */
+export function runPanel(env: Record<string, string | undefined>, ...args: string[]): Promise<CliResult> {
+  return startPanel(env, ...args).ended;
 }

@@ -1,7 +1,7 @@
 "use client";
 
-import { useState } from "react";
-import { FieldFrame, useAdminAction } from "@/components/form";
+import { useAdminAction } from "@/components/form";
+import { NodeChoiceForm } from "@/components/node-choice-form";
 import { RefreshWhile } from "@/components/refresh-while";
 import { Time } from "@/components/time";
 import type { MoveRecord } from "@/lib/moves/schemas";
@@ -28,7 +28,6 @@ const hasEnded = (move: MoveRecord) => move.state === "done" || move.state === "
  */
 export function AccountMove({ account, move, targets }: { account: { id: number; node: string }; move: MoveRecord | null; targets: string[] }) {
   const { pending, state, fieldError, run } = useAdminAction();
-  const [target, setTarget] = useState(targets[0] ?? "");
   const open = move && !hasEnded(move) ? move : null;
   const ended = move && hasEnded(move) ? move : null;
 
@@ -69,29 +68,16 @@ export function AccountMove({ account, move, targets }: { account: { id: number;
               {ended.error && ` — ${ended.error}`}
             </p>
           )}
-          {targets.length === 0 ? (
-            <p className="muted">No other node takes accounts now.</p>
-          ) : (
-            <form
-              onSubmit={(event) => {
-                event.preventDefault();
-                run(() => moveAccountAction(account.id, target));
-              }}
-            >
-              <FieldFrame id="move-target" label="Move to" error={fieldError("node")} hint="Its site keeps serving while it is copied; it pauses for the last changes only.">
-                <select id="move-target" value={target} onChange={(event) => setTarget(event.target.value)}>
-                  {targets.map((name) => (
-                    <option key={name} value={name}>
-                      {name}
-                    </option>
-                  ))}
-                </select>
-              </FieldFrame>
-              <button type="submit" disabled={pending}>
-                Move
-              </button>
-            </form>
-          )}
+          <NodeChoiceForm
+            id="move-target"
+            label="Move to"
+            hint="Its site keeps serving while it is copied; it pauses for the last changes only."
+            error={fieldError("node")}
+            nodes={targets}
+            submit="Move"
+            pending={pending}
+            onChoose={(target) => run(() => moveAccountAction(account.id, target))}
+          />
         </>
       )}
     </section>

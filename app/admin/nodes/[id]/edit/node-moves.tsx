@@ -1,7 +1,7 @@
 "use client";
 
-import { useState } from "react";
-import { FieldFrame, useAdminAction } from "@/components/form";
+import { useAdminAction } from "@/components/form";
+import { NodeChoiceForm } from "@/components/node-choice-form";
 import { RefreshWhile } from "@/components/refresh-while";
 import { Time } from "@/components/time";
 import type { MoveRecord } from "@/lib/moves/schemas";
@@ -15,7 +15,6 @@ type NodeMove = MoveRecord & { account: string };
  */
 export function NodeMoves({ node, moves, targets }: { node: { id: number; name: string; accounts: number }; moves: NodeMove[]; targets: string[] }) {
   const { pending, state, fieldError, run } = useAdminAction();
-  const [target, setTarget] = useState(targets[0] ?? "");
   const going = moves.filter((move) => move.state !== "done" && move.state !== "cancelled");
 
   return (
@@ -29,33 +28,17 @@ export function NodeMoves({ node, moves, targets }: { node: { id: number; name: 
       )}
       {node.accounts === 0 ? (
         <p className="muted">{node.name} hosts no account.</p>
-      ) : targets.length === 0 ? (
-        <p className="muted">No other node takes accounts now.</p>
       ) : (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            run(() => drainNodeAction(node.id, target));
-          }}
-        >
-          <FieldFrame
-            id="drain-target"
-            label="Drain to"
-            error={fieldError("to")}
-            hint={`${node.name} takes no new accounts, and its ${node.accounts} account(s) move there one after another, each site paused only for its last changes.`}
-          >
-            <select id="drain-target" value={target} onChange={(event) => setTarget(event.target.value)}>
-              {targets.map((name) => (
-                <option key={name} value={name}>
-                  {name}
-                </option>
-              ))}
-            </select>
-          </FieldFrame>
-          <button type="submit" disabled={pending}>
-            Drain {node.name}
-          </button>
-        </form>
+        <NodeChoiceForm
+          id="drain-target"
+          label="Drain to"
+          hint={`${node.name} takes no new accounts, and its ${node.accounts} account(s) move there one after another, each site paused only for its last changes.`}
+          error={fieldError("to")}
+          nodes={targets}
+          submit={`Drain ${node.name}`}
+          pending={pending}
+          onChoose={(target) => run(() => drainNodeAction(node.id, target))}
+        />
       )}
       {moves.length > 0 && (
         <div className="table-scroll">
