@@ -1,11 +1,48 @@
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { buildIfNeeded } from "./build-if-needed";
+import { changedFiles, testsReaching } from "./test-graph";
 
-// `npm test`: build when needed, then every test file under tests/ (node:test, in one run, so
-// one summary), then the Playwright suite under e2e/. Each suite runs on PGlite and on
-// PostgreSQL (TEST_BACKENDS, default both; TEST_POSTGRES_URL, default the local server).
+// `npm test`: build when needed, then every test file under tests/ (node:test through tsx), then
+// the Playwright suite under e2e/. Files run side by side, TEST_CONCURRENCY at a time (default
+// 3, measured on 2 cores: docs/testing.md), longest first; the few that cannot share the machine
+// (RUNS_ALONE) run one by one after the others. Each file is its own `node --test` process whose
+// output is printed whole when it ends; the closing lines add them up.
+//
+//   npm test                       everything (what CI runs)
+//   npm test -- FILE…              these files only (no Playwright)
+//   npm test -- --changed          the files whose imports reach a file changed since `main`
+//                                  (and Playwright when a page, component or e2e spec changed)
+//   TEST_CONCURRENCY=N npm test    N files at a time
+//   TEST_BACKENDS=pglite|postgres  one backend only (tests/support/database.ts)
+
+/** Files that cannot share the machine with others, and why (docs/testing.md). */
+const RUNS_ALONE: Record<string, string> = {
+  "tests/unit/metrics-collector.test.ts": "measures this machine's CPU use while it runs a busy loop",
+};
+
+/** A file still running after this long is stopped and counted as failed. */
+const FILE_TIMEOUT_MS = 15 * 60_000;
+
+const durationsFile = path.join(".tmp", "test-durations.json");
+const recordedDurations = "tests/durations.json";
+
+interface FileResult {
+  file: string;
+  seconds: number;
+  code: number;
+  counts: Counts;
+}
+
+interface Counts {
+  tests: number;
+  pass: number;
+  fail: number;
+  skipped: number;
+  cancelled: number;
+  todo: number;
+}
 
 function testFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -15,18 +52,125 @@ function testFiles(dir: string): string[] {
   });
 }
 
+/** Seconds each file took in the last whole run here, or as recorded in the repository. */
+function knownDurations(): Record<string, number> {
+  for (const file of [durationsFile, recordedDurations]) {
+    try {
+      return JSON.parse(fs.readFileSync(file, "utf8"));
+    } catch {
+      // none here: try the next
+    }
+  }
+  return {};
+}
+
+/** The closing "ℹ tests N" … lines of node's spec reporter. */
+function countsOf(output: string): Counts {
+  const count = (name: string) => Number(output.match(new RegExp(`^ℹ ${name} (\\d+)$`, "m"))?.[1] ?? 0);
+  return { tests: count("tests"), pass: count("pass"), fail: count("fail"), skipped: count("skipped"), cancelled: count("cancelled"), todo: count("todo") };
+}
+
+const running = new Set<ChildProcess>();
+
+function runFile(file: string): Promise<FileResult> {
+  const started = performance.now();
+  // Its own process group, so a file past its time is stopped with every process it started.
+  const child = spawn(process.execPath, ["--import", "tsx", "--test", "--test-reporter=spec", file], {
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  running.add(child);
+  let output = "";
+  child.stdout!.on("data", (chunk) => (output += chunk));
+  child.stderr!.on("data", (chunk) => (output += chunk));
+  const timer = setTimeout(() => {
+    output += `\n✖ ${file} was still running after ${FILE_TIMEOUT_MS / 60_000} minutes: stopped\n`;
+    process.kill(-child.pid!, "SIGKILL");
+  }, FILE_TIMEOUT_MS);
+  return new Promise((resolve) => {
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      running.delete(child);
+      const seconds = (performance.now() - started) / 1000;
+      const counts = countsOf(output);
+      const failed = code !== 0 || signal !== null;
+      if (failed && counts.fail === 0) counts.fail = 1; // it died before it could count
+      process.stdout.write(`\n── ${file} ${failed ? "FAILED" : "passed"} in ${seconds.toFixed(1)} s\n${output}`);
+      resolve({ file, seconds, code: failed ? 1 : 0, counts });
+    });
+  });
+}
+
+/** Runs `files` `concurrency` at a time, in the given order. */
+async function runPool(files: string[], concurrency: number): Promise<FileResult[]> {
+  const queue = [...files];
+  const results: FileResult[] = [];
+  const worker = async () => {
+    for (let file = queue.shift(); file; file = queue.shift()) results.push(await runFile(file));
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
+  return results;
+}
+
 function run(command: string, args: string[]): number {
-  const result = spawnSync(command, args, { stdio: "inherit" });
-  return result.status ?? 1;
+  return spawnSync(command, args, { stdio: "inherit" }).status ?? 1;
 }
 
-buildIfNeeded();
-const only = process.argv.slice(2);
-const files = only.length ? only : testFiles("tests").sort();
-let status = run(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=1", ...files]);
-
-const hasE2e = fs.existsSync("e2e") && fs.readdirSync("e2e").some((name) => name.endsWith(".spec.ts"));
-if (!only.length && hasE2e) {
-  status ||= run(process.execPath, [path.join("node_modules", "@playwright", "test", "cli.js"), "test"]);
+function summarise(results: FileResult[], seconds: number) {
+  const total = (name: keyof Counts) => results.reduce((sum, result) => sum + result.counts[name], 0);
+  const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10);
+  console.log("\nSlowest files:");
+  for (const result of slowest) console.log(`  ${result.seconds.toFixed(1).padStart(7)} s  ${result.file}`);
+  const failedFiles = results.filter((result) => result.code !== 0);
+  for (const result of failedFiles) console.log(`✖ failed: ${result.file}`);
+  console.log(`ℹ files ${results.length}, failed ${failedFiles.length}, ${(seconds / 60).toFixed(1)} min`);
+  for (const name of ["tests", "pass", "fail", "cancelled", "skipped", "todo"] as const) console.log(`ℹ ${name} ${total(name)}`);
+  console.log(`node tests: ${total("pass")} passed, ${total("fail") + total("cancelled")} failed, ${total("skipped")} skipped`);
 }
-process.exit(status);
+
+async function main() {
+  const args = process.argv.slice(2);
+  const changed = args.includes("--changed");
+  const named = args.filter((arg) => !arg.startsWith("--"));
+  const concurrency = Number(process.env.TEST_CONCURRENCY ?? 3);
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`TEST_CONCURRENCY must be a whole number of 1 or more, not ${process.env.TEST_CONCURRENCY}`);
+
+  buildIfNeeded();
+  const all = testFiles("tests").sort();
+  let files = named.length ? named : all;
+  let withE2e = !named.length && fs.existsSync("e2e");
+  if (changed) {
+    const changedPaths = changedFiles();
+    files = testsReaching(all, changedPaths);
+    withE2e = changedPaths.some((file) => /^(app|components|e2e|lib|db)\//.test(file));
+    console.log(`Changed since main: ${changedPaths.length} files; ${files.length} test files reach them${withE2e ? ", and the Playwright suite" : ""}.`);
+  }
+
+  const durations = knownDurations();
+  const longestFirst = (a: string, b: string) => (durations[b] ?? 60) - (durations[a] ?? 60);
+  const shared = files.filter((file) => !(file in RUNS_ALONE)).sort(longestFirst);
+  const alone = files.filter((file) => file in RUNS_ALONE);
+
+  const started = performance.now();
+  const results = [...(await runPool(shared, concurrency)), ...(await runPool(alone, 1))];
+  summarise(results, (performance.now() - started) / 1000);
+  if (!named.length && !changed) {
+    fs.mkdirSync(path.dirname(durationsFile), { recursive: true });
+    fs.writeFileSync(durationsFile, `${JSON.stringify(Object.fromEntries(results.map((result) => [result.file, Math.round(result.seconds)])), null, 2)}\n`);
+  }
+
+  let status = results.some((result) => result.code !== 0) ? 1 : 0;
+  if (withE2e && fs.readdirSync("e2e").some((name) => name.endsWith(".spec.ts"))) {
+    status ||= run(process.execPath, [path.join("node_modules", "@playwright", "test", "cli.js"), "test"]);
+  }
+  process.exit(status);
+}
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    for (const child of running) process.kill(-child.pid!, "SIGTERM");
+    process.exit(1);
+  });
+}
+
+await main();

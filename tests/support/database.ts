@@ -21,6 +21,19 @@ export function testBackends(): Backend[] {
   return value.split(",").map((name) => name.trim()).filter(Boolean) as Backend[];
 }
 
+/**
+ * The backends of a suite whose subject is the machine (nginx, PHP-FPM, OpenSSH, restic, MariaDB,
+ * test nodes…) rather than the panel's storage: `backend` alone when TEST_BACKENDS has it (else
+ * TEST_BACKENDS' first), every one of them with TEST_EVERY_BACKEND=1. The storage calls such
+ * suites make behave the same on both (tests/api/storage-parity.test.ts); docs/testing.md says
+ * which file runs where and why.
+ */
+export function machineBackends(backend: Backend): Backend[] {
+  const backends = testBackends();
+  if (process.env.TEST_EVERY_BACKEND === "1") return backends;
+  return backends.includes(backend) ? [backend] : backends.slice(0, 1);
+}
+
 const adminUrl = () => process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 export interface TestDatabase {
@@ -47,11 +60,23 @@ async function pgliteTemplate(): Promise<string> {
   const stamp = Buffer.from(migrations).toString("base64url").slice(-24);
   const dir = path.join(tmpRoot, `pglite-template-${stamp}`);
   if (fs.existsSync(path.join(dir, "ready"))) return dir;
-  fs.rmSync(dir, { recursive: true, force: true });
-  const connection = await openConnection({ dataDir: dir });
-  await prepareDatabase(connection);
-  await connection.close();
-  fs.writeFileSync(path.join(dir, "ready"), "");
+  // Test files run side by side and may all find it missing: each builds one of its own and
+  // renames it into place, and the first rename wins (a later one finds the folder taken).
+  fs.mkdirSync(tmpRoot, { recursive: true });
+  const building = fs.mkdtempSync(`${dir}.building-`);
+  try {
+    const connection = await openConnection({ dataDir: building });
+    await prepareDatabase(connection);
+    await connection.close();
+    fs.rmSync(path.join(building, "panel.lock"), { force: true });
+    fs.writeFileSync(path.join(building, "ready"), "");
+    if (fs.existsSync(dir) && !fs.existsSync(path.join(dir, "ready"))) fs.rmSync(dir, { recursive: true, force: true });
+    fs.renameSync(building, dir);
+  } catch (error) {
+    if (!fs.existsSync(path.join(dir, "ready"))) throw error;
+  } finally {
+    fs.rmSync(building, { recursive: true, force: true });
+  }
   return dir;
 }
 
