@@ -5,7 +5,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import mysql from "mysql2/promise";
 import type { Database } from "@/db/client";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { call, type Credentials } from "../support/http";
 import { makeKey } from "../support/seed";
@@ -38,7 +38,7 @@ async function serverHoldings(prefix: string) {
   });
 }
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("postgres")) {
   const username = `l${randomBytes(4).toString("hex")}`;
   const provisioner = `panel_lc_${randomBytes(3).toString("hex")}`;
   const rights = `\`${username}%\`.*`;

@@ -7,7 +7,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { eq } from "drizzle-orm";
 import { domainCertificates } from "@/db/schema";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { type AcmeSites, startAcmeSites } from "../support/acme-sites";
@@ -66,7 +66,7 @@ async function waitUntil<T>(what: string, probe: () => Promise<T | null | undefi
   }
 }
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("postgres")) {
   describe(`AutoSSL against pebble (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seedTenants>>>;
     let acme: AcmeSites;

@@ -7,7 +7,7 @@ import { after, before, describe, test } from "node:test";
 import type { Database } from "@/db/client";
 import { createAccount } from "@/lib/accounts/service";
 import { backUp } from "../support/backups";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey, seedActor } from "../support/seed";
@@ -24,7 +24,7 @@ const seed = async (db: Database) => ({
   account: await createAccount(db, { username: `keep${process.pid % 10000}`, domain: "retention.example" }, seedActor),
 });
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("postgres")) {
   describe(`backup retention (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
     const repository = path.join(root, `repository-${backend}`);

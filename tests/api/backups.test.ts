@@ -7,7 +7,7 @@ import { after, before, describe, test } from "node:test";
 import mysql from "mysql2/promise";
 import type { Database } from "@/db/client";
 import { asUser, backupPanelEnv } from "../support/backups";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { createReseller } from "@/lib/resellers/service";
@@ -47,7 +47,7 @@ const seed = async (db: Database) => ({
   resellerKey: await makeKey(db, { scope: "reseller", reseller_id: (await createReseller(db, { username: "backupres" }, { type: "cli" })).id }),
 });
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("postgres")) {
   describe(`backups by restic (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
     const suffix = randomBytes(3).toString("hex");
@@ -453,7 +453,7 @@ for (const backend of testBackends()) {
 // status says a run succeeded as soon as it is listed — before retention, which may still fail.
 // What the status and the answers say is the panel's own short reason, never restic's words
 // (which name server paths). restic is wrapped so that retention fails with such words.
-for (const backend of testBackends()) {
+for (const backend of machineBackends("postgres")) {
   describe(`restore points only once complete; the status in the panel's words (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
     const dir = path.join(root, `runs-${backend}`);

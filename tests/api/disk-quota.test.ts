@@ -6,7 +6,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Database } from "@/db/client";
 import { createPlan } from "@/lib/plans/service";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey, seedActor } from "../support/seed";
@@ -47,7 +47,7 @@ const seed = async (db: Database) => {
 
 const setquotaCalls = () => (fs.existsSync(calls) ? fs.readFileSync(calls, "utf8").trim().split("\n") : []);
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("pglite")) {
   describe(`disk quotas where the file system has them (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
     const username = `dq${randomBytes(3).toString("hex")}`;

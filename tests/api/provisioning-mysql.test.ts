@@ -4,7 +4,7 @@ import { after, before, describe, test } from "node:test";
 import mysql from "mysql2/promise";
 import type { Database } from "@/db/client";
 import { createAccount } from "@/lib/accounts/service";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey, seedActor } from "../support/seed";
@@ -39,7 +39,7 @@ function seedFor(username: string) {
   };
 }
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("postgres")) {
   const username = `m${randomBytes(4).toString("hex")}`;
   describe(`MariaDB provisioning (${backend})`, () => {
     let env: TestEnvironment<{ key: { key: string; secret: string } }>;

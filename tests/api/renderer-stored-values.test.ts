@@ -11,7 +11,7 @@ import { createAccount } from "@/lib/accounts/service";
 import { syncAllZoneFiles, syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { syncAccountSites, syncAllSites } from "@/lib/hosting/service";
 import { toErrorResponse } from "@/lib/http/respond";
-import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
+import { createTestDatabase, machineBackends, type TestDatabase } from "../support/database";
 import { seedActor } from "../support/seed";
 
 // A hostile value written to the database directly (or stored by an older version) reaches the
@@ -39,7 +39,7 @@ after(() => fs.rmSync(root, { recursive: true, force: true }));
 
 const siteFile = (domain: string) => path.join(root, "sites", `${domain}.conf`);
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("pglite")) {
   describe(`stored values the renderers refuse (${backend})`, () => {
     let database: TestDatabase;
     let connection: Connection;

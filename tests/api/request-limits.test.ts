@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient, type Credentials } from "../support/http";
 import { seedTenants } from "../support/seed";
@@ -59,7 +59,7 @@ function postBig(baseUrl: string, path: string, totalBytes: number, options: { c
   });
 }
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("pglite")) {
   describe(`request limits (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seedTenants>>>;
     before(async () => {

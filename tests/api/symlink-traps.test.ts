@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Database } from "@/db/client";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey } from "../support/seed";
@@ -86,7 +86,7 @@ function asUser(username: string, ...command: string[]) {
 
 const seedAdmin = async (db: Database) => ({ adminKey: await makeKey(db, { scope: "admin" }) });
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("pglite")) {
   describe(`symbolic-link traps in a home (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seedAdmin>>>;
     const username = `tr${randomBytes(4).toString("hex")}`;

@@ -5,7 +5,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { AppError } from "@/lib/errors";
 import { runGoaccess } from "@/lib/provisioning/goaccess";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { seedTenants } from "../support/seed";
@@ -34,7 +34,7 @@ before(async () => {
   await writeLog(path.join(logDir, "alice", "shop.alice.example.log"), 300);
 });
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("pglite")) {
   describe(`visitor statistics (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seedTenants>>>;
     before(async () => {

@@ -11,7 +11,7 @@ import { hostingAccounts } from "@/db/schema";
 import { createAccount } from "@/lib/accounts/service";
 import { AppError } from "@/lib/errors";
 import { applySites } from "@/lib/provisioning/nginx";
-import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
+import { createTestDatabase, machineBackends, type TestDatabase } from "../support/database";
 import { seedActor } from "../support/seed";
 import { removeLinuxUsers } from "../support/web-servers";
 
@@ -58,7 +58,7 @@ test("a refused configuration puts every previous file back and answers 422", as
   assert.equal(fs.existsSync(path.join(sites, "new.example.conf")), false);
 });
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("pglite")) {
   describe(`an account whose site is refused (${backend})`, () => {
     let database: TestDatabase;
     let connection: Connection;

@@ -7,7 +7,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Database } from "@/db/client";
 import { addPhpVersion } from "@/lib/php/service";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey, seedActor } from "../support/seed";
@@ -57,7 +57,7 @@ async function seedHosting(db: Database) {
   return { php82, php56, adminKey: await makeKey(db, { scope: "admin" }) };
 }
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("pglite")) {
   describe(`web hosting (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seedHosting>>>;
     const username = `wh${randomBytes(4).toString("hex")}`;

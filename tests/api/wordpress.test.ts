@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import type { Database } from "@/db/client";
 import { addPhpVersion } from "@/lib/php/service";
 import { createPlan } from "@/lib/plans/service";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey, seedActor } from "../support/seed";
@@ -86,7 +86,7 @@ const seed = async (db: Database) => ({
   plan: await createPlan(db, { name: "wordpress", max_php_memory_mb: 1024 }, seedActor),
 });
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("pglite")) {
   describe(`WordPress from zero through the API (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
     const username = `wp${randomBytes(3).toString("hex")}`;

@@ -5,7 +5,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient, call } from "../support/http";
 import { makeKey } from "../support/seed";
@@ -17,7 +17,7 @@ import { removeLinuxUsers } from "../support/web-servers";
 // command reaches sh exactly as written, whatever `%` and `\` it holds, by cron's own reading of
 // the line (the real cron daemon runs it).
 
-const backend = testBackends()[0];
+const [backend] = machineBackends("pglite");
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-answers-"));
 fs.chmodSync(root, 0o755);
 const seed = async (db: Parameters<Parameters<typeof createEnvironment>[1]>[0]) => ({ adminKey: await makeKey(db, { scope: "admin" }) });

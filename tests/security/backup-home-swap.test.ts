@@ -6,7 +6,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Database } from "@/db/client";
 import { asUser, backupPanelEnv, backUp } from "../support/backups";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey } from "../support/seed";
@@ -87,7 +87,7 @@ function filesBelow(dir: string, prefix = ""): { file: string; text: string }[] 
 
 const seed = async (db: Database) => ({ adminKey: await makeKey(db, { scope: "admin" }) });
 
-for (const backend of testBackends().slice(0, 1)) {
+for (const backend of machineBackends("pglite")) {
   describe(`backups of a home whose folders its customer swaps for links (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
     const suffix = randomBytes(3).toString("hex");

@@ -7,7 +7,7 @@ import { after, before, describe, test } from "node:test";
 import mysql from "mysql2/promise";
 import type { Database } from "@/db/client";
 import { backupPanelEnv, backUp } from "../support/backups";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey } from "../support/seed";
@@ -38,7 +38,7 @@ after(() => {
 
 const seed = async (db: Database) => ({ adminKey: await makeKey(db, { scope: "admin" }) });
 
-for (const backend of testBackends().slice(0, 1)) {
+for (const backend of machineBackends("postgres")) {
   describe(`a database restore of a dump written to attack its loader (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
     const suffix = randomBytes(3).toString("hex");

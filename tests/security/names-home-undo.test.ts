@@ -7,7 +7,7 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import type { Connection } from "@/db/client";
 import { createAccount } from "@/lib/accounts/service";
-import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
+import { createTestDatabase, machineBackends, type TestDatabase } from "../support/database";
 import { seedActor } from "../support/seed";
 import { removeLinuxUsers } from "../support/web-servers";
 
@@ -32,7 +32,7 @@ Object.assign(process.env, {
 });
 
 const username = `hu${randomBytes(4).toString("hex")}`;
-const backend = testBackends()[0];
+const [backend] = machineBackends("pglite");
 let database: TestDatabase;
 let connection: Connection;
 

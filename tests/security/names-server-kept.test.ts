@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Database } from "@/db/client";
 import { createAccount } from "@/lib/accounts/service";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey, seedActor } from "../support/seed";
@@ -37,7 +37,7 @@ async function seed(db: Database) {
   };
 }
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("pglite")) {
   describe(`names the server keeps (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
     before(async () => {

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { type Backend, createTestDatabase, type TestDatabase, testBackends } from "../support/database";
+import { createTestDatabase, machineBackends, type TestDatabase } from "../support/database";
 
 // The provider lowers a plan's PHP caps: every account on the plan runs within the new caps at
 // once — its PHP-FPM pool and its nginx site written again — while accounts on other plans keep
@@ -23,7 +23,7 @@ Object.assign(process.env, {
   PHP_FPM_SOCKET_DIR: path.join(root, "run"),
 });
 
-const backend: Backend = testBackends().includes("pglite") ? "pglite" : "postgres";
+const [backend] = machineBackends("pglite");
 let database: TestDatabase;
 
 before(async () => {

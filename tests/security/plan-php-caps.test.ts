@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import type { Database } from "@/db/client";
 import { addPhpVersion } from "@/lib/php/service";
 import { createPlan } from "@/lib/plans/service";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey, seedActor } from "../support/seed";
@@ -71,11 +71,13 @@ function postStatus(megabytes: number): Promise<number> {
   });
 }
 
-describe(`a plan's PHP caps hold for its accounts (${testBackends()[0]})`, () => {
+const [backend] = machineBackends("pglite");
+
+describe(`a plan's PHP caps hold for its accounts (${backend})`, () => {
   let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
   let accountId: number;
   before(async () => {
-    env = await createEnvironment(testBackends()[0], seed, systemUsersHostingEnv(servers, root));
+    env = await createEnvironment(backend, seed, systemUsersHostingEnv(servers, root));
   });
   after(async () => {
     await env?.teardown();

@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Database } from "@/db/client";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey } from "../support/seed";
@@ -110,7 +110,7 @@ async function seed(db: Database) {
   return { adminKey: await makeKey(db, { scope: "admin" }) };
 }
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("pglite")) {
   describe(`a proxied site reaches only its own account's application (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
     const suffix = randomBytes(3).toString("hex");

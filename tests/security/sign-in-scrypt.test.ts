@@ -7,7 +7,7 @@ import type { Connection } from "@/db/client";
 import { adminUsers } from "@/db/schema";
 import { hashPassword } from "@/lib/admins/password";
 import { createAdminUser, setAdminEnabled } from "@/lib/admins/service";
-import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
+import { createTestDatabase, machineBackends, type TestDatabase } from "../support/database";
 import { startServer, type TestServer } from "../support/server";
 import { seedActor } from "../support/seed";
 
@@ -20,7 +20,7 @@ import { seedActor } from "../support/seed";
 const PASSWORD = "the admins' long password";
 const CROWD = 30;
 const countFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "panel-scrypt-")), "scrypt.log");
-const backend = testBackends()[0];
+const [backend] = machineBackends("pglite");
 let database: TestDatabase;
 let server: TestServer;
 
