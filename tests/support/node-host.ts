@@ -7,7 +7,10 @@ import path from "node:path";
 // A hosting server of its own on this one machine, for the nodes tests: a network namespace
 // (its own address, reached over a veth pair from the machine's side) and a mount namespace
 // whose /etc is a private copy (its own passwd, group, shadow, nginx and PHP-FPM configuration),
-// so the users its agent makes exist only there. Everything a node runs goes through exec() or
+// so the users its agent makes exist only there, with user and group ids from a range of its own
+// (login.defs): as on two real machines, the same username on two nodes has two different uids,
+// so a node's `pkill --euid` or `userdel` never reaches another node's (or this machine's)
+// processes, although they share one process table. Everything a node runs goes through exec() or
 // start() (nsenter into both namespaces). stop() ends every process inside and removes the
 // namespace, the veth pair and the node's directory, whatever state a test left them in.
 
@@ -32,6 +35,17 @@ const quiet = (program: string, args: string[]) => {
     // already gone
   }
 };
+
+/** New users and groups in `[first, first + 999]`, as useradd and groupadd read login.defs. */
+function giveOwnIdRange(loginDefs: string, first: number) {
+  const limits: Record<string, number> = { UID_MIN: first, UID_MAX: first + 999, GID_MIN: first, GID_MAX: first + 999 };
+  let text = fs.readFileSync(loginDefs, "utf8");
+  for (const [name, value] of Object.entries(limits)) {
+    const line = new RegExp(`^${name}\\s.*$`, "m");
+    text = line.test(text) ? text.replace(line, `${name} ${value}`) : `${text}\n${name} ${value}\n`;
+  }
+  fs.writeFileSync(loginDefs, text);
+}
 
 export async function startNodeHost(label: string): Promise<NodeHost> {
   const id = randomBytes(3).toString("hex");
@@ -66,6 +80,7 @@ export async function startNodeHost(label: string): Promise<NodeHost> {
 
   try {
     execFileSync("cp", ["-a", "/etc", path.join(root, "etc")]);
+    giveOwnIdRange(path.join(root, "etc", "login.defs"), 100_000 + block * 1000);
     execFileSync("ip", ["netns", "add", namespace]);
     execFileSync("ip", ["link", "add", hostSide, "type", "veth", "peer", "name", nodeSide]);
     execFileSync("ip", ["link", "set", nodeSide, "netns", namespace]);
