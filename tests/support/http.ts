@@ -20,7 +20,10 @@ export async function call<T = any>(
   path: string,
   options: { credentials?: Credentials; account?: string | number; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
 ): Promise<ApiResponse<T>> {
-  const headers: Record<string, string> = { ...options.headers };
+  // A connection per request: a test that blocks its event loop (a synchronous sftp upload, a
+  // mariadb call) past the server's keep-alive time would otherwise send its next request on a
+  // socket the server has closed meanwhile ("other side closed").
+  const headers: Record<string, string> = { connection: "close", ...options.headers };
   if (options.credentials) {
     headers["x-api-key"] = options.credentials.key;
     headers["x-api-secret"] = options.credentials.secret;
