@@ -8,7 +8,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Database } from "@/db/client";
 import { addPhpVersion } from "@/lib/php/service";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { startNats, type TestNats } from "../support/nats";
@@ -94,7 +94,7 @@ const seed = async (db: Database) => ({
   php82: await addPhpVersion(db, { version: "8.2" }, seedActor),
 });
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("postgres")) {
   describe(`accounts moving between nodes (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
     let nats: TestNats;
@@ -152,11 +152,18 @@ for (const backend of testBackends()) {
       return started.body.move;
     }
 
-    const moveReaches = (accountId: number, states: string[], timeoutMs = 120_000) =>
-      waitFor(`the move of account ${accountId} to reach ${states.join(" or ")}`, async () => {
-        const move = (await account(accountId)).move;
-        return move && states.includes(move.step) && move;
-      }, timeoutMs);
+    /** The move once its step is one of `steps`; past `timeoutMs`, an error showing the move as last read. */
+    const moveReaches = async (accountId: number, steps: string[], timeoutMs = 120_000) => {
+      let last: unknown = null;
+      try {
+        return await waitFor(`the move of account ${accountId} to reach ${steps.join(" or ")}`, async () => {
+          const move = (last = (await account(accountId)).move);
+          return move && steps.includes(move.step) && move;
+        }, timeoutMs);
+      } catch (error) {
+        throw new Error(`${(error as Error).message}; the move: ${JSON.stringify(last)}`);
+      }
+    };
 
     /** Whether the account is gone from the node: no Linux user, no home, no site. */
     const goneFrom = async (node: TestNode, username: string) => {

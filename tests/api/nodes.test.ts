@@ -10,11 +10,12 @@ import { startAgent } from "@/lib/agent/main";
 import { loadOrCreateIdentity } from "@/lib/agent/identity";
 import { decodeMessage, encodeMessage, JOBS_STREAM, PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import { runPanel } from "../support/cli";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { startNats, type TestNats } from "../support/nats";
 import { makeKey } from "../support/seed";
+import { waitFor } from "../support/wait";
 
 // Nodes and their credentials (docs/nodes.md "Security"): enrolment through the API and `panel node
 // join`, the NATS authorization the panel writes, a job through a node's queue, and what a node's
@@ -43,17 +44,7 @@ function nodeDir(name: string) {
 
 const seedOf = (env: { DATA_DIR: string }) => path.join(env.DATA_DIR, "node.nk");
 
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-for (const backend of testBackends()) {
+for (const backend of machineBackends("postgres")) {
   describe(`nodes and their credentials (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
     const admin = () => apiClient(env.server.baseUrl, env.seed.adminKey);
@@ -153,7 +144,7 @@ for (const backend of testBackends()) {
         stolen.publish("panel.events.n2.heartbeat", encodeMessage({ agent_version: "9", protocol: PROTOCOL_VERSION, disk: null, load: [0, 0, 0] }));
         stolen.publish("panel.jobs.n1", encodeMessage({ id: "forged", protocol: PROTOCOL_VERSION, op: "ping", args: null }));
         await stolen.flush();
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await waitFor("both violations in the NATS log", async () => /Publish Violation.*"panel\.jobs\.n1"/.test(nats.log()));
         assert.match(nats.log(), /Publish Violation.*"panel\.events\.n2\.heartbeat"/);
         assert.match(nats.log(), /Publish Violation.*"panel\.jobs\.n1"/);
         const n2 = await admin().get(`/api/admin/nodes/${nodes.n2.id}`);
