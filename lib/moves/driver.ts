@@ -9,7 +9,7 @@ import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { AppError } from "@/lib/errors";
 import { knownPhpVersions } from "@/lib/hosting/service";
 import { nodeTakesJobs } from "@/lib/nodes/dispatch";
-import { type Host, hostOfNode } from "@/lib/nodes/hosts";
+import { type Host, hostOfNode, type NodeRow } from "@/lib/nodes/hosts";
 import { accountState, queueAccountReconcile } from "@/lib/nodes/reconcile";
 import { nodeAddress } from "@/lib/nodes/service";
 import { siteFolders } from "@/lib/provisioning/home-layout";
@@ -134,6 +134,22 @@ const NODES_OF_STATE: Record<MoveRow["state"], ("source" | "target")[]> = {
   cancelled: [],
 };
 
+/** The node's row as it is now (its last heartbeat). */
+async function currentNode(db: Database, id: number): Promise<NodeRow> {
+  const [row] = await db.select().from(nodes).where(eq(nodes.id, id));
+  return row;
+}
+
+/**
+ * The host of a move's node, whose reachability is judged at each call from the node's current
+ * row: a step's earlier calls (a pass over a large home) can outlast the heartbeat limit, and the
+ * row read when the step began would then refuse a node that answers all along. The driver calls
+ * its nodes outside any transaction, so the read never waits on one.
+ */
+function liveHost(db: Database, node: NodeRow): Host {
+  return hostOfNode(node, undefined, () => currentNode(db, node.id));
+}
+
 /** Runs the step of the move's state; whether it succeeded. */
 async function runStep(db: Database, move: MoveRow): Promise<boolean> {
   const nodeRows = await db.select().from(nodes).where(inArray(nodes.id, [move.sourceNodeId, move.targetNodeId]));
@@ -142,8 +158,8 @@ async function runStep(db: Database, move: MoveRow): Promise<boolean> {
   const context: MoveContext = {
     db,
     move,
-    source: hostOfNode(nodeOf(move.sourceNodeId)),
-    target: hostOfNode(nodeOf(move.targetNodeId)),
+    source: liveHost(db, nodeOf(move.sourceNodeId)),
+    target: liveHost(db, nodeOf(move.targetNodeId)),
     account,
     repository: { repository: move.repository, password: move.repositoryPassword ?? "" },
   };
@@ -290,7 +306,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
     const { db, move, account } = context;
     await removeAccountFrom(db, context.target, account);
     await context.target.run("move.forget", { move: context.repository });
-    if (nodeTakesJobs(context.source.node)) await context.source.run("account.ensure", await stateOf(context));
+    if (nodeTakesJobs(await currentNode(db, move.sourceNodeId))) await context.source.run("account.ensure", await stateOf(context));
     else await queueAccountReconcile(db, account.id);
     await advance(db, move, "cancelled");
   },

@@ -32,15 +32,17 @@ const runHere = <Name extends OperationName>(op: Name, input: OperationInput<Nam
 /**
  * The host of `node`. `accountId`: the account whose change this is; when its node took a job
  * but did not answer in time, a reconcile of the account is queued once the change has been
- * rolled back (lib/nodes/reconcile.ts), so the node ends as the database says.
+ * rolled back (lib/nodes/reconcile.ts), so the node ends as the database says. `currentRow`:
+ * the node's row as it is at each call, for a caller whose calls outlast the heartbeat limit
+ * (otherwise `node`'s last heartbeat judges whether it answers).
  */
-export function hostOfNode(node: NodeRow, accountId?: number): Host {
+export function hostOfNode(node: NodeRow, accountId?: number, currentRow?: () => Promise<NodeRow>): Host {
   if (node.name === LOCAL_NODE) return { node, local: true, run: runHere };
   const afterSilence = accountId === undefined ? undefined : async () => scheduleAccountReconcile(accountId);
   return {
     node,
     local: false,
-    run: async (op, input, long) => (await runOnNodeNow(node, op, input, afterSilence, long)) as OperationOutput<typeof op>,
+    run: async (op, input, long) => (await runOnNodeNow(currentRow ? await currentRow() : node, op, input, afterSilence, long)) as OperationOutput<typeof op>,
   };
 }
 
