@@ -8,7 +8,9 @@ import { changedFiles, testsReaching } from "./test-graph";
 // the Playwright suite under e2e/. Files run side by side, TEST_CONCURRENCY at a time (default
 // 3, measured on 2 cores: docs/testing.md), longest first; the few that cannot share the machine
 // (RUNS_ALONE) run one by one after the others. Each file is its own `node --test` process whose
-// output is printed whole when it ends; the closing lines add them up.
+// output is printed whole when it ends — a file that runs on both backends (every use of
+// testBackends() a `for (const backend of testBackends())` loop) as two, one per backend, so its
+// halves run side by side too; the closing lines add them up.
 //
 //   npm test                       everything (what CI runs)
 //   npm test -- FILE…              these files only (no Playwright)
@@ -28,8 +30,14 @@ const FILE_TIMEOUT_MS = 15 * 60_000;
 const durationsFile = path.join(".tmp", "test-durations.json");
 const recordedDurations = "tests/durations.json";
 
-interface FileResult {
+/** One `node --test` process: a file, on the backends TEST_BACKENDS gives it (null: as set here). */
+interface Job {
   file: string;
+  backend: string | null;
+}
+
+interface FileResult {
+  name: string;
   seconds: number;
   code: number;
   counts: Counts;
@@ -72,10 +80,23 @@ function countsOf(output: string): Counts {
 
 const running = new Set<ChildProcess>();
 
-function runFile(file: string): Promise<FileResult> {
+const nameOf = (job: Job) => (job.backend ? `${job.file} (${job.backend})` : job.file);
+
+/** The file as one job, or one per backend when each backend's half stands alone. */
+function jobsOf(file: string, backends: string[]): Job[] {
+  const source = fs.readFileSync(file, "utf8");
+  const uses = source.match(/testBackends\(\)/g)?.length ?? 0;
+  const loops = source.match(/for \(const backend of testBackends\(\)\)/g)?.length ?? 0;
+  if (backends.length < 2 || uses === 0 || uses !== loops) return [{ file, backend: null }];
+  return backends.map((backend) => ({ file, backend }));
+}
+
+function runJob(job: Job): Promise<FileResult> {
+  const { file } = job;
   const started = performance.now();
   // Its own process group, so a file past its time is stopped with every process it started.
   const child = spawn(process.execPath, ["--import", "tsx", "--test", "--test-reporter=spec", file], {
+    env: job.backend ? { ...process.env, TEST_BACKENDS: job.backend } : process.env,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -84,7 +105,7 @@ function runFile(file: string): Promise<FileResult> {
   child.stdout!.on("data", (chunk) => (output += chunk));
   child.stderr!.on("data", (chunk) => (output += chunk));
   const timer = setTimeout(() => {
-    output += `\n✖ ${file} was still running after ${FILE_TIMEOUT_MS / 60_000} minutes: stopped\n`;
+    output += `\n✖ ${nameOf(job)} was still running after ${FILE_TIMEOUT_MS / 60_000} minutes: stopped\n`;
     process.kill(-child.pid!, "SIGKILL");
   }, FILE_TIMEOUT_MS);
   return new Promise((resolve) => {
@@ -95,20 +116,20 @@ function runFile(file: string): Promise<FileResult> {
       const counts = countsOf(output);
       const failed = code !== 0 || signal !== null;
       if (failed && counts.fail === 0) counts.fail = 1; // it died before it could count
-      process.stdout.write(`\n── ${file} ${failed ? "FAILED" : "passed"} in ${seconds.toFixed(1)} s\n${output}`);
-      resolve({ file, seconds, code: failed ? 1 : 0, counts });
+      process.stdout.write(`\n── ${nameOf(job)} ${failed ? "FAILED" : "passed"} in ${seconds.toFixed(1)} s\n${output}`);
+      resolve({ name: nameOf(job), seconds, code: failed ? 1 : 0, counts });
     });
   });
 }
 
-/** Runs `files` `concurrency` at a time, in the given order. */
-async function runPool(files: string[], concurrency: number): Promise<FileResult[]> {
-  const queue = [...files];
+/** Runs `jobs` `concurrency` at a time, in the given order. */
+async function runPool(jobs: Job[], concurrency: number): Promise<FileResult[]> {
+  const queue = [...jobs];
   const results: FileResult[] = [];
   const worker = async () => {
-    for (let file = queue.shift(); file; file = queue.shift()) results.push(await runFile(file));
+    for (let job = queue.shift(); job; job = queue.shift()) results.push(await runJob(job));
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
   return results;
 }
 
@@ -120,10 +141,10 @@ function summarise(results: FileResult[], seconds: number) {
   const total = (name: keyof Counts) => results.reduce((sum, result) => sum + result.counts[name], 0);
   const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10);
   console.log("\nSlowest files:");
-  for (const result of slowest) console.log(`  ${result.seconds.toFixed(1).padStart(7)} s  ${result.file}`);
-  const failedFiles = results.filter((result) => result.code !== 0);
-  for (const result of failedFiles) console.log(`✖ failed: ${result.file}`);
-  console.log(`ℹ files ${results.length}, failed ${failedFiles.length}, ${(seconds / 60).toFixed(1)} min`);
+  for (const result of slowest) console.log(`  ${result.seconds.toFixed(1).padStart(7)} s  ${result.name}`);
+  const failed = results.filter((result) => result.code !== 0);
+  for (const result of failed) console.log(`✖ failed: ${result.name}`);
+  console.log(`ℹ processes ${results.length}, failed ${failed.length}, ${(seconds / 60).toFixed(1)} min`);
   for (const name of ["tests", "pass", "fail", "cancelled", "skipped", "todo"] as const) console.log(`ℹ ${name} ${total(name)}`);
   console.log(`node tests: ${total("pass")} passed, ${total("fail") + total("cancelled")} failed, ${total("skipped")} skipped`);
 }
@@ -147,16 +168,19 @@ async function main() {
   }
 
   const durations = knownDurations();
-  const longestFirst = (a: string, b: string) => (durations[b] ?? 60) - (durations[a] ?? 60);
-  const shared = files.filter((file) => !(file in RUNS_ALONE)).sort(longestFirst);
-  const alone = files.filter((file) => file in RUNS_ALONE);
+  const backends = (process.env.TEST_BACKENDS ?? "pglite,postgres").split(",").map((name) => name.trim()).filter(Boolean);
+  const jobs = files.flatMap((file) => jobsOf(file, backends));
+  const expected = (job: Job) => durations[nameOf(job)] ?? durations[job.file] ?? 60;
+  const longestFirst = (a: Job, b: Job) => expected(b) - expected(a);
+  const shared = jobs.filter((job) => !(job.file in RUNS_ALONE)).sort(longestFirst);
+  const alone = jobs.filter((job) => job.file in RUNS_ALONE);
 
   const started = performance.now();
   const results = [...(await runPool(shared, concurrency)), ...(await runPool(alone, 1))];
   summarise(results, (performance.now() - started) / 1000);
   if (!named.length && !changed) {
     fs.mkdirSync(path.dirname(durationsFile), { recursive: true });
-    fs.writeFileSync(durationsFile, `${JSON.stringify(Object.fromEntries(results.map((result) => [result.file, Math.round(result.seconds)])), null, 2)}\n`);
+    fs.writeFileSync(durationsFile, `${JSON.stringify(Object.fromEntries(results.map((result) => [result.name, Math.round(result.seconds)]).sort()), null, 2)}\n`);
   }
 
   let status = results.some((result) => result.code !== 0) ? 1 : 0;
