@@ -1,6 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
-import { domains, hostingAccounts, nodes, phpVersions, plans } from "@/db/schema";
+import { customerDatabases, databaseUsers, domains, hostingAccounts, nodes, phpVersions, plans } from "@/db/schema";
 import { siteNames } from "@/lib/domains/names";
 import { queueOnNode } from "@/lib/nodes/dispatch";
 import { hostOfAccount, hostOfNode } from "@/lib/nodes/hosts";
@@ -9,6 +9,8 @@ import type { HostedAccount, Provisioned } from "@/lib/provisioning/hosting";
 import { applyAllSites } from "@/lib/provisioning/hosting";
 import { webHostingEnabled } from "@/lib/provisioning/home-layout";
 import { writeLogrotateRules } from "@/lib/provisioning/logrotate";
+import { adoptLegacyUsers } from "@/lib/provisioning/marks";
+import { adoptDatabaseNames, mysqlProvisioner } from "@/lib/provisioning/mysql";
 import { ensureLinkProtection } from "@/lib/provisioning/nginx";
 import { assertPhpInstalled } from "@/lib/provisioning/php-fpm";
 import { quotaMountPoint } from "@/lib/provisioning/quota";
@@ -200,6 +202,36 @@ async function writeAllSites(db: Queryable, onTestStart: () => void): Promise<vo
     .where(eq(nodes.name, LOCAL_NODE));
   const accounts = local.length ? await hostedAccounts(db, local.map((row) => row.id)) : new Map();
   await applyAllSites([...accounts.values()], onTestStart);
+}
+
+/**
+ * At start, once per machine (lib/provisioning/marks.ts adoptLegacyUsers): the Linux users,
+ * MariaDB databases and users of the accounts this machine (`local`) hosts, made before the panel
+ * marked what it makes, get the mark; and the MariaDB server is claimed for `local`. A failure is
+ * logged (tried again at the next start); the panel still starts.
+ */
+export async function adoptLocalMarks(db: Queryable): Promise<void> {
+  try {
+    await mysqlProvisioner()?.claim();
+    const local = await db
+      .select({ id: hostingAccounts.id, username: hostingAccounts.username })
+      .from(hostingAccounts)
+      .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
+      .where(eq(nodes.name, LOCAL_NODE));
+    const ids = local.map((row) => row.id);
+    const [databases, users] = ids.length
+      ? await Promise.all([
+          db.select({ name: customerDatabases.databaseName }).from(customerDatabases).where(inArray(customerDatabases.accountId, ids)),
+          db.select({ name: databaseUsers.username }).from(databaseUsers).where(inArray(databaseUsers.accountId, ids)),
+        ])
+      : [[], []];
+    await adoptLegacyUsers(
+      local.map((row) => row.username),
+      () => adoptDatabaseNames(databases.map((row) => row.name), users.map((row) => row.name)),
+    );
+  } catch (error) {
+    console.error("[marks] what the panel made before its marks could not be marked yet:", (error as Error).message);
+  }
 }
 
 /**
