@@ -85,9 +85,9 @@ export interface RunningAgent {
 /** Starts the agent of the node `config` names; returns once it is connected and consuming. */
 export async function startAgent(config: NodeConfig, seedFile: string): Promise<RunningAgent> {
   const node = config.name;
-  // This node's MariaDB server carries its name (docs/nodes.md "Each node needs a MariaDB server
-  // of its own"): claimed now, so a second node pointed at the same server is refused at its
-  // first database job, with the first node's name.
+  // This node's MariaDB server carries its name (docs/nodes.md "Moving accounts": each node needs
+  // a MariaDB server of its own): claimed now, so a second node pointed at the same server is
+  // refused at its first database job, with the first node's name.
   setDatabaseServerNode(node);
   void mysqlProvisioner()
     ?.claim()
