@@ -2,6 +2,7 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { customerDatabases, databaseUsers, domains, hostingAccounts, nodes, phpVersions, plans } from "@/db/schema";
 import { siteNames } from "@/lib/domains/names";
+import { env } from "@/lib/env";
 import { queueOnNode } from "@/lib/nodes/dispatch";
 import { hostOfAccount, hostOfNode } from "@/lib/nodes/hosts";
 import { LOCAL_NODE } from "@/lib/nodes/schemas";
@@ -10,7 +11,7 @@ import { applyAllSites } from "@/lib/provisioning/hosting";
 import { webHostingEnabled } from "@/lib/provisioning/home-layout";
 import { writeLogrotateRules } from "@/lib/provisioning/logrotate";
 import { adoptLegacyUsers } from "@/lib/provisioning/marks";
-import { adoptDatabaseNames, mysqlProvisioner } from "@/lib/provisioning/mysql";
+import { createMysqlProvisioner } from "@/lib/provisioning/mysql";
 import { ensureLinkProtection } from "@/lib/provisioning/nginx";
 import { assertPhpInstalled } from "@/lib/provisioning/php-fpm";
 import { quotaMountPoint } from "@/lib/provisioning/quota";
@@ -211,8 +212,13 @@ async function writeAllSites(db: Queryable, onTestStart: () => void): Promise<vo
  * logged (tried again at the next start); the panel still starts.
  */
 export async function adoptLocalMarks(db: Queryable): Promise<void> {
+  // A provisioner of its own, closed after: the one mysqlProvisioner() keeps on globalThis must be
+  // made by the route handlers' modules (server.ts has module instances of its own: its AppError is
+  // not theirs).
+  const { mysqlProvisionUrl, mysqlUserHost } = env();
+  const server = mysqlProvisionUrl ? createMysqlProvisioner(mysqlProvisionUrl, mysqlUserHost) : null;
   try {
-    await mysqlProvisioner()?.claim();
+    await server?.claim();
     const local = await db
       .select({ id: hostingAccounts.id, username: hostingAccounts.username })
       .from(hostingAccounts)
@@ -227,10 +233,12 @@ export async function adoptLocalMarks(db: Queryable): Promise<void> {
       : [[], []];
     await adoptLegacyUsers(
       local.map((row) => row.username),
-      () => adoptDatabaseNames(databases.map((row) => row.name), users.map((row) => row.name)),
+      async () => server?.adopt(databases.map((row) => row.name), users.map((row) => row.name)),
     );
   } catch (error) {
     console.error("[marks] what the panel made before its marks could not be marked yet:", (error as Error).message);
+  } finally {
+    await server?.close();
   }
 }
 

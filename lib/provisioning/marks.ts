@@ -3,7 +3,7 @@ import path from "node:path";
 import { env } from "@/lib/env";
 import { AppError, validationError } from "@/lib/errors";
 import { mysqlProvisioner } from "./mysql";
-import { foreignSiteFiles, siteFilePath } from "./nginx";
+import { foreignSiteFiles } from "./nginx";
 import { foreignPoolFiles } from "./php-fpm";
 import { linuxGroupIds, linuxGroupMembers, linuxGroupMemberSet, linuxPasswdEntries, linuxPasswdEntry } from "./passwd";
 import { runChild, toolEnv, exitReason } from "./system";
@@ -82,8 +82,8 @@ export async function checkAccountNames(input: { username: string; domains: stri
   const conflicts: string[] = [];
   if (env().systemUsers && (await linuxNameOwner(input.username)) === "foreign") conflicts.push(`the Linux user or group ${input.username}`);
   if (env().webServer !== null) {
-    for (const domain of await foreignSiteFiles(input.domains)) conflicts.push(`the nginx file ${siteFilePath(domain)}`);
-    for (const file of await foreignPoolFiles(input.username, input.phpVersions)) conflicts.push(`the PHP-FPM pool ${file}`);
+    for (const domain of await foreignSiteFiles(input.domains)) conflicts.push(`the nginx file of ${domain}`);
+    for (const version of await foreignPoolFiles(input.username, input.phpVersions)) conflicts.push(`the PHP ${version} pool file of ${input.username}`);
   }
   const server = mysqlProvisioner();
   if (server && (input.databases.length || input.databaseUsers.length)) {

@@ -367,8 +367,10 @@ export async function foreignSiteFiles(domains: string[]): Promise<string[]> {
 }
 
 /** 422 at `domain`: its server block's file exists and is not the panel's. */
-export const foreignSiteError = (domain: string) =>
-  validationError("domain", `${domain} has a web server file on this server that the panel did not write (${siteFilePath(domain)}); the panel leaves it alone`);
+export function foreignSiteError(domain: string) {
+  console.error(`[web] ${siteFilePath(domain)} was not written by the panel: refused`);
+  return validationError("domain", `${domain} has a web server file on this server that the panel did not write; the panel leaves it alone`);
+}
 
 async function webServerUserId(): Promise<number> {
   const user = env().webServerUser;

@@ -107,19 +107,21 @@ export const poolHeader = (username: string, version: string) => `; PHP ${versio
 
 const isPanelPoolFile = (pool: Pick<Pool, "username" | "version">, contents: string) => contents.startsWith(`${poolHeader(pool.username, pool.version)}\n`);
 
-/** The pool files of `username` among `versions` that exist and are not the panel's. */
+/** The PHP versions among `versions` whose pool file of `username` exists and is not the panel's. */
 export async function foreignPoolFiles(username: string, versions: string[]): Promise<string[]> {
   const foreign: string[] = [];
   for (const version of versions) {
-    const file = poolFilePath(username, version);
-    const contents = await readIfExists(file);
-    if (contents !== null && !isPanelPoolFile({ username, version }, contents)) foreign.push(file);
+    const contents = await readIfExists(poolFilePath(username, version));
+    if (contents !== null && !isPanelPoolFile({ username, version }, contents)) foreign.push(version);
   }
   return foreign;
 }
 
 /** 422 at `username`: a pool file of the account's name exists and is not the panel's. */
-const foreignPoolError = (file: string) => validationError("username", `has a PHP-FPM pool file on this server that the panel did not write (${file}); the panel leaves it alone`);
+function foreignPoolError(file: string) {
+  console.error(`[php] ${file} was not written by the panel: refused`);
+  return validationError("username", "has a PHP-FPM pool file on this server that the panel did not write; the panel leaves it alone");
+}
 
 export function renderPool(unchecked: Pool, socket: string, roots: PoolRoots): string {
   const pool = checkedPool(unchecked, socket, roots);

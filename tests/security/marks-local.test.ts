@@ -122,9 +122,10 @@ describe(`what the panel's own machine has that the panel did not make (${backen
     const username = `ldb${tag}`;
     const created = await account(username);
     assert.equal(created.status, 201, JSON.stringify(created.body));
+    // The user at the host the panel makes its users at (MYSQL_USER_HOST, `%`): the same MariaDB account.
     const [database, user] = [`${username}_shop`, `${username}_app`];
     await asRoot((connection) =>
-      connection.query(`CREATE DATABASE \`${database}\`; CREATE TABLE \`${database}\`.t (v VARCHAR(20)); INSERT INTO \`${database}\`.t VALUES ('theirs'); CREATE USER ?@'localhost' IDENTIFIED BY 'their own password'; GRANT SELECT ON \`${database}\`.* TO ?@'localhost'`, [user, user]),
+      connection.query(`CREATE DATABASE \`${database}\`; CREATE TABLE \`${database}\`.t (v VARCHAR(20)); INSERT INTO \`${database}\`.t VALUES ('theirs'); CREATE USER ?@'%' IDENTIFIED BY 'their own password'; GRANT SELECT ON \`${database}\`.* TO ?@'%'`, [user, user]),
     );
     const client = apiClient(env.server.baseUrl, env.seed.adminKey, username);
     const refusedDatabase = await client.post("/api/client/databases", { database_name: "shop" });
