@@ -118,7 +118,7 @@ export async function removeAccountHome(input: { username: string }): Promise<vo
   const ours = !env().systemUsers || (await mayRemoveUser(input.username));
   if (env().systemUsers && ours) await removeSystemUser(input.username);
   if (homesEnabled() && ours) await removeHome(homeOf(input.username));
-  await removeAccountLogs(input.username);
+  if (ours) await removeAccountLogs(input.username);
 }
 
 /** What the SSH server needs to know of one account this machine hosts. */

@@ -18,11 +18,11 @@ import { removeLinuxUsers, startWebServers, systemUsersHostingEnv, type WebServe
 // adopts nothing it did not make"; issue 36, item 3), with the real useradd, nginx, PHP-FPM and
 // MariaDB: what exists there under an account's names without the panel's mark is refused with a
 // 422 naming the field, and stays exactly as it was.
-// Seen on the code before the fix: an administrator's nginx file of the new account's domain was
-// written over, an unmarked PHP-FPM pool file of its name too, and an unmarked MariaDB database or
-// user was refused only as "already exists" (those assertions failed). The Linux user of the
-// account's name was refused on `local` before too (the panel's machine was checked, and only it):
-// that assertion passed on both.
+// Run on the code before the fix: the account with an administrator's nginx file of its domain was
+// made (201, the file written over), PHP was turned on over an unmarked pool file (200, written
+// over), and an unmarked MariaDB database was refused only as "already exists", naming no field
+// (those three tests failed). The Linux user of the account's name was refused on `local` before
+// too (the panel's machine was checked, and only it): that test passed on both.
 
 const MYSQL_URL = process.env.TEST_MYSQL_URL ?? "mysql://root@127.0.0.1:3306";
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-marks-local-"));

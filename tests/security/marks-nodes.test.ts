@@ -18,13 +18,13 @@ import { waitFor } from "../support/wait";
 //   - a move's target already has a Linux user of the account's name (a service's, with its own
 //     shell and crontab), a MariaDB database of one of the account's database names, and an
 //     nginx file of its domain, none made by the panel: the move is cancelled in its preparing
-//     step naming them, and none of them changes. On the code before, the target's
-//     account.ensure took the user over (its shell became nologin, the panel's crontab replaced
-//     its own) and the copy dropped and re-made the database: this test failed at the user's
-//     shell (seen before the fix).
+//     step naming them, and none of them changes. Run on the code before the fix, the move went
+//     through to `done` (this test failed there): the target's account.ensure had taken the user
+//     over (its shell, the panel's crontab for it) and the copy had dropped and re-made the
+//     database.
 //   - two nodes pointed at one MariaDB server: the second is refused at its first database job,
-//     naming the first. On the code before, the second node made its databases there (201), and
-//     a move between the two lost the source's databases: this test failed at that 201.
+//     naming the first. Run on the code before the fix, the second node made its database there
+//     (201, this test failed at it), and a move between the two would lose the source's databases.
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-marks-nodes-"));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
