@@ -9,7 +9,7 @@ import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
 import { ConfigError, env } from "@/lib/env";
 import { loadEnvFile } from "@/lib/env-file";
 import { webHostingEnabled } from "@/lib/provisioning/home-layout";
-import { applyDiskQuotas, syncAllSites } from "@/lib/hosting/service";
+import { adoptLocalMarks, applyDiskQuotas, syncAllSites } from "@/lib/hosting/service";
 import { BODY_TOO_LARGE_MESSAGE, declaresTooLargeBody } from "@/lib/http/body";
 import { CLIENT_ADDRESS_HEADER, FORWARDING_HEADERS, resolveClientAddress } from "@/lib/http/client-address";
 import { matchApiRoute } from "@/lib/http/registry";
@@ -48,6 +48,8 @@ export async function startServer(): Promise<http.Server> {
     const registered = await registerInstalledPhpVersions(db.db);
     if (registered.length) console.log(`PHP ${registered.join(", ")} found on this server and registered`);
   }
+  // What this machine's accounts had before the panel marked its work (once), before anything acts on it.
+  await adoptLocalMarks(db.db);
   // The zone files are written while `nginx -t` tests the sites (syncAllSites says why).
   await syncAllSites(db.db, () => syncAllZoneFiles(db.db));
   // Quotas turned on since the last start (or plans changed meanwhile): every account's disk_mb.

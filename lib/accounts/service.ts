@@ -26,6 +26,7 @@ import type { MoveRecord } from "@/lib/moves/schemas";
 import { nodeSyncOf, type NodeSync } from "@/lib/nodes/dispatch";
 import { type Host, hostOfAccount } from "@/lib/nodes/hosts";
 import { nodeForNewAccount } from "@/lib/nodes/service";
+import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import { linuxGroupExists, linuxUserExists } from "@/lib/provisioning/passwd";
 import { ADMIN, type AccountManager, managedBy } from "./manager";
 import {
@@ -162,10 +163,6 @@ export async function createAccount(
     createAccountSchema.parse(input);
   if (resellerName !== undefined && manager.kind === "reseller") throw validationError("reseller", ONLY_ADMINS);
   if (nodeName !== undefined && manager.kind === "reseller") throw validationError("node", ONLY_ADMINS);
-  if (await linuxUserExists(username)) throw validationError("username", "is reserved by the server (a system user)");
-  // useradd --user-group makes a group of the username: an existing one (sudo, docker) would
-  // either stop it or, worse, hand the account that group's rights.
-  if (await linuxGroupExists(username)) throw validationError("username", "is reserved by the server (a system group)");
   const domain = normalizeDomainName(domainInput);
   if (!domain) throw validationError("domain", "is not a valid domain name");
   let undoProvisioning: (() => Promise<void>) | null = null;
@@ -174,6 +171,10 @@ export async function createAccount(
     if (!plan) throw validationError("plan", `names no plan ("${planName}")`);
     const resellerId = manager.kind === "reseller" ? manager.resellerId : await resellerIdOf(tx, resellerName ?? null);
     const node = await nodeForNewAccount(tx, nodeName);
+    // The panel's own machine's users and groups, when the account lives here. On every machine,
+    // `local` too, the node itself refuses a name that exists there without the panel's mark
+    // (lib/provisioning/marks.ts): 422 at username from its account.provision.
+    if (node.name === LOCAL_NODE) await refuseLocalSystemName(username);
     let account: typeof hostingAccounts.$inferSelect;
     try {
       [account] = await tx
@@ -205,6 +206,16 @@ export async function createAccount(
   await syncZoneFile(db, created.domainId);
   if (profile.is_auto_ssl_enabled) requestAutoSslCheck();
   return getAccount(db, created.accountId);
+}
+
+/**
+ * A Linux user or group of the panel's machine is reserved for an account there (even without
+ * SYSTEM_USERS): useradd --user-group makes a group of the username, and an existing one (sudo,
+ * docker) would either stop it or, worse, hand the account that group's rights.
+ */
+async function refuseLocalSystemName(username: string): Promise<void> {
+  if (await linuxUserExists(username)) throw validationError("username", "is reserved by the server (a system user)");
+  if (await linuxGroupExists(username)) throw validationError("username", "is reserved by the server (a system group)");
 }
 
 export async function findAccountIdByUsername(db: Queryable, username: string): Promise<number | null> {

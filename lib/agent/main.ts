@@ -5,6 +5,7 @@ import { connect, type NatsConnection, nkeyAuthenticator } from "@nats-io/transp
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { createSampler, type MachineSample } from "@/lib/provisioning/metrics-sample";
+import { mysqlProvisioner, setDatabaseServerNode } from "@/lib/provisioning/mysql";
 import type { NodeConfig } from "./config";
 import { loadOrCreateIdentity } from "./identity";
 import { nodeOperations } from "./operations";
@@ -84,6 +85,13 @@ export interface RunningAgent {
 /** Starts the agent of the node `config` names; returns once it is connected and consuming. */
 export async function startAgent(config: NodeConfig, seedFile: string): Promise<RunningAgent> {
   const node = config.name;
+  // This node's MariaDB server carries its name (docs/nodes.md "Moving accounts": each node needs
+  // a MariaDB server of its own): claimed now, so a second node pointed at the same server is
+  // refused at its first database job, with the first node's name.
+  setDatabaseServerNode(node);
+  void mysqlProvisioner()
+    ?.claim()
+    .catch((error: Error) => console.error(`[agent] the database server: ${error.message}`));
   const identity = await loadOrCreateIdentity(seedFile);
   const connection = await connect({
     servers: config.nats_url,

@@ -4,6 +4,7 @@ import { applyAccountSites, applyAllSites, createDomainRoot, provisionAccount, r
 import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { homeOf, prepareHome } from "@/lib/provisioning/home-layout";
 import { measureBytes } from "@/lib/provisioning/homes";
+import { checkAccountNames } from "@/lib/provisioning/marks";
 import { quotaMountPoint } from "@/lib/provisioning/quota";
 import {
   applyAllLogins,
@@ -74,6 +75,8 @@ export const nodeOperations = {
   "domain.root": createDomainRoot,
   "logins.all": async (input: { accounts: Parameters<typeof applyAllLogins>[0] }) => applyAllLogins(input.accounts),
   "account.ensure": ensureAccount,
+  /** A move's target, before anything is made: none of the account's names exists here unmarked (lib/provisioning/marks.ts). */
+  "account.check-names": checkAccountNames,
   "node.reconcile": reconcileAccounts,
   /** The home's measured size (du, without following a link) and whether the kernel enforces the quota. */
   "account.disk-usage": async (input: { username: string }) => {

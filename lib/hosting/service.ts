@@ -1,7 +1,8 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
-import { domains, hostingAccounts, nodes, phpVersions, plans } from "@/db/schema";
+import { customerDatabases, databaseUsers, domains, hostingAccounts, nodes, phpVersions, plans } from "@/db/schema";
 import { siteNames } from "@/lib/domains/names";
+import { env } from "@/lib/env";
 import { queueOnNode } from "@/lib/nodes/dispatch";
 import { hostOfAccount, hostOfNode } from "@/lib/nodes/hosts";
 import { LOCAL_NODE } from "@/lib/nodes/schemas";
@@ -9,6 +10,8 @@ import type { HostedAccount, Provisioned } from "@/lib/provisioning/hosting";
 import { applyAllSites } from "@/lib/provisioning/hosting";
 import { webHostingEnabled } from "@/lib/provisioning/home-layout";
 import { writeLogrotateRules } from "@/lib/provisioning/logrotate";
+import { adoptLegacyUsers } from "@/lib/provisioning/marks";
+import { createMysqlProvisioner } from "@/lib/provisioning/mysql";
 import { ensureLinkProtection } from "@/lib/provisioning/nginx";
 import { assertPhpInstalled } from "@/lib/provisioning/php-fpm";
 import { quotaMountPoint } from "@/lib/provisioning/quota";
@@ -200,6 +203,43 @@ async function writeAllSites(db: Queryable, onTestStart: () => void): Promise<vo
     .where(eq(nodes.name, LOCAL_NODE));
   const accounts = local.length ? await hostedAccounts(db, local.map((row) => row.id)) : new Map();
   await applyAllSites([...accounts.values()], onTestStart);
+}
+
+/**
+ * At start, once per machine (lib/provisioning/marks.ts adoptLegacyUsers): the Linux users,
+ * MariaDB databases and users of the accounts this machine (`local`) hosts, made before the panel
+ * marked what it makes, get the mark; and the MariaDB server is claimed for `local`. A failure is
+ * logged (tried again at the next start); the panel still starts.
+ */
+export async function adoptLocalMarks(db: Queryable): Promise<void> {
+  // A provisioner of its own, closed after: the one mysqlProvisioner() keeps on globalThis must be
+  // made by the route handlers' modules (server.ts has module instances of its own: its AppError is
+  // not theirs).
+  const { mysqlProvisionUrl, mysqlUserHost } = env();
+  const server = mysqlProvisionUrl ? createMysqlProvisioner(mysqlProvisionUrl, mysqlUserHost) : null;
+  try {
+    await server?.claim();
+    const local = await db
+      .select({ id: hostingAccounts.id, username: hostingAccounts.username })
+      .from(hostingAccounts)
+      .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
+      .where(eq(nodes.name, LOCAL_NODE));
+    const ids = local.map((row) => row.id);
+    const [databases, users] = ids.length
+      ? await Promise.all([
+          db.select({ name: customerDatabases.databaseName }).from(customerDatabases).where(inArray(customerDatabases.accountId, ids)),
+          db.select({ name: databaseUsers.username }).from(databaseUsers).where(inArray(databaseUsers.accountId, ids)),
+        ])
+      : [[], []];
+    await adoptLegacyUsers(
+      local.map((row) => row.username),
+      async () => server?.adopt(databases.map((row) => row.name), users.map((row) => row.name)),
+    );
+  } catch (error) {
+    console.error("[marks] what the panel made before its marks could not be marked yet:", (error as Error).message);
+  } finally {
+    await server?.close();
+  }
 }
 
 /**

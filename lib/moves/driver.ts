@@ -241,7 +241,30 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
 
   // The target gets the account — user, home, sites, PHP pools, keys, cron — suspended: its sites
   // answer "suspended" and no one logs in there until the switch.
+  // First the target is asked whether any of the account's names is there already without the
+  // panel's mark (a service's Linux user, an admin's nginx file, a database the panel did not make,
+  // a MariaDB server of another node): then the move is cancelled at once, naming them, and nothing
+  // is made there — trying again would find them again.
   preparing: async (context) => {
+    const { db, move, account } = context;
+    const { databases, users } = await databasesOf(db, account.id);
+    const domainNames = (await db.select({ domain: domains.domain }).from(domains).where(eq(domains.accountId, account.id))).map((row) => row.domain);
+    try {
+      await context.target.run("account.check-names", {
+        username: account.username,
+        domains: domainNames,
+        phpVersions: await knownPhpVersions(db),
+        databases,
+        databaseUsers: users,
+      });
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== "CONFLICT") throw error;
+      await db
+        .update(accountMoves)
+        .set({ state: "cancelling", attempts: 0, error: `cancelled: the target ${context.target.node.name} refused the account: ${error.message}` })
+        .where(and(eq(accountMoves.id, move.id), eq(accountMoves.state, "preparing")));
+      return;
+    }
     await context.target.run("account.ensure", await stateOf(context, true));
     await advance(context.db, context.move, "copying");
   },
@@ -308,7 +331,8 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
     await context.target.run("move.forget", { move: context.repository });
     if (nodeTakesJobs(await currentNode(db, move.sourceNodeId))) await context.source.run("account.ensure", await stateOf(context));
     else await queueAccountReconcile(db, account.id);
-    await advance(db, move, "cancelled");
+    // Why it was cancelled (a refusal, the attempts given up) stays on the move.
+    await advance(db, move, "cancelled", { error: move.error });
   },
 
   done: async () => undefined,

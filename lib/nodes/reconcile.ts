@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { accountMoves, cronJobs, hostingAccounts, nodes, plans } from "@/db/schema";
+import { accountMoves, cronJobs, customerDatabases, databaseUsers, hostingAccounts, nodes, plans } from "@/db/schema";
 import { hostedAccounts, knownPhpVersions } from "@/lib/hosting/service";
 import type { AccountState } from "@/lib/provisioning/reconcile";
 import { notFound } from "@/lib/errors";
@@ -48,14 +48,22 @@ async function statesOf(db: Queryable, which: SQL | undefined, keysOf: (username
     .orderBy(asc(hostingAccounts.id));
   if (rows.length === 0) return [];
   const ids = rows.map((row) => row.id);
-  const [hosting, cron] = await Promise.all([
+  const [hosting, cron, databases, users] = await Promise.all([
     hostedAccounts(db, ids),
     db
       .select({ accountId: cronJobs.accountId, schedule: cronJobs.schedule, command: cronJobs.command })
       .from(cronJobs)
       .where(and(inArray(cronJobs.accountId, ids), eq(cronJobs.isEnabled, true)))
       .orderBy(asc(cronJobs.id)),
+    db.select({ accountId: customerDatabases.accountId, name: customerDatabases.databaseName }).from(customerDatabases).where(inArray(customerDatabases.accountId, ids)),
+    db.select({ accountId: databaseUsers.accountId, name: databaseUsers.username }).from(databaseUsers).where(inArray(databaseUsers.accountId, ids)),
   ]);
+  const byAccount = (rows: { accountId: number; name: string }[]) => {
+    const names = new Map<number, string[]>();
+    for (const row of rows) names.set(row.accountId, [...(names.get(row.accountId) ?? []), row.name]);
+    return names;
+  };
+  const [databasesOf, usersOf] = [byAccount(databases), byAccount(users)];
   return rows.map((row) => {
     const account = hosting.get(row.id)!;
     const state = {
@@ -64,6 +72,8 @@ async function statesOf(db: Queryable, which: SQL | undefined, keysOf: (username
       diskMb: row.diskMb,
       keys: keysOf(account.username),
       cron: cron.filter((job) => job.accountId === row.id).map(({ schedule, command }) => ({ schedule, command })),
+      databases: databasesOf.get(row.id) ?? [],
+      databaseUsers: usersOf.get(row.id) ?? [],
     };
     return { id: row.id, state };
   });

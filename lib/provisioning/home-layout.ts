@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { addGroupMember, createHome } from "./homes";
+import { assertPanelUser } from "./marks";
 import { reloadNginx } from "./nginx";
 
 // Where an account's files live and who owns them (docs/web-hosting.md
@@ -61,6 +62,8 @@ export const fileOwner = (username: string) => (env().systemUsers ? username : n
  * so a home made before that layout (the customer's own) is still served once repaired.
  */
 export async function prepareHome(username: string): Promise<void> {
+  // The home's group is the account's own: never another's group of that name (./marks.ts).
+  if (env().systemUsers) await assertPanelUser(username);
   await letWebServerIn(username);
   await createHome(homeOf(username), fileOwner(username), env().webServerGroup);
 }
@@ -71,7 +74,9 @@ export async function prepareHome(username: string): Promise<void> {
  * another before it prepares their homes several at once.
  */
 export async function letWebServerIn(username: string): Promise<void> {
-  if (env().systemUsers && webHostingEnabled() && (await addGroupMember(username, env().webServerUser)) && fs.existsSync(homeOf(username))) {
+  if (!env().systemUsers || !webHostingEnabled()) return;
+  await assertPanelUser(username);
+  if ((await addGroupMember(username, env().webServerUser)) && fs.existsSync(homeOf(username))) {
     // nginx's workers take their groups when they start: an existing home's sites stay served
     // only if workers with the new group run before the home becomes root's.
     await reloadNginx();

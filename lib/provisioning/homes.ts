@@ -2,6 +2,7 @@ import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { AppError, validationError } from "@/lib/errors";
 import { makeDirectoryIn, makeFileIn, openDirectoryIn, openDirectoryPath, openTrustedDirectory, removeTreeIn, runOnDescriptors } from "./home-files";
+import { ensurePanelGroup, mayRemoveUser, PANEL_GROUP } from "./marks";
 import { linuxGroupExists, linuxGroupIds, linuxGroupMembers, linuxUserExists, linuxUserId } from "./passwd";
 import { exitReason, makeDirectories, runChild, toolEnv } from "./system";
 
@@ -70,12 +71,14 @@ async function command(program: string, args: string[], refusal: Refusal, input?
 
 /**
  * useradd: a user of its own group, home HOME_ROOT/<username> (made by createHome), password
- * field `*`: no password matches it, yet the account is not locked, so sshd accepts its keys.
+ * field `*`: no password matches it, yet the account is not locked, so sshd accepts its keys. It
+ * is made with the panel's mark (a member of PANEL_GROUP, ./marks.ts) in the same step.
  */
 export async function createSystemUser(username: string, home: string, shell: string): Promise<void> {
+  await ensurePanelGroup();
   await command(
     "useradd",
-    ["--no-create-home", "--home-dir", home, "--shell", shell, "--password", "*", "--user-group", checkedName(username)],
+    ["--no-create-home", "--home-dir", home, "--shell", shell, "--password", "*", "--user-group", "--groups", PANEL_GROUP, checkedName(username)],
     { field: "username", says: "could not be made a Linux user on this server" },
   );
 }
@@ -91,9 +94,9 @@ export async function setLoginShell(username: string, shell: string): Promise<vo
   await command("usermod", ["--shell", shell, checkedName(username)], { field: "has_ssh_access", says: "could not be applied to the account's Linux user" });
 }
 
-/** The user's supplementary groups become exactly `groups` (the panel's SFTP or shell group). */
+/** The user's supplementary groups become exactly `groups` (the panel's SFTP or shell group), and the panel's mark (PANEL_GROUP). */
 export async function setSupplementaryGroups(username: string, groups: string[]): Promise<void> {
-  await command("usermod", ["--groups", groups.join(","), checkedName(username)], {
+  await command("usermod", ["--groups", [PANEL_GROUP, ...groups].join(","), checkedName(username)], {
     field: "has_ssh_access",
     says: "could not be applied to the account's Linux user",
   });
@@ -160,10 +163,11 @@ export async function endUserSessions(username: string): Promise<void> {
 /**
  * userdel (after ending the user's processes: userdel refuses a user still logged in), then
  * the user's group, which userdel keeps when it has members (the web server's user); nothing
- * when they are already gone.
+ * when they are already gone, nor when they are not the panel's (./marks.ts).
  */
 export async function removeSystemUser(username: string): Promise<void> {
-  if (await linuxUserExists(checkedName(username))) {
+  if (!(await mayRemoveUser(checkedName(username)))) return;
+  if (await linuxUserExists(username)) {
     await endUserProcesses(username);
     await command("userdel", [username], { says: "The Linux user could not be removed" });
   }

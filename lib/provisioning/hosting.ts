@@ -4,9 +4,10 @@ import { env } from "@/lib/env";
 import { LinkInHomeError, pathComponents } from "./home-files";
 import { accessLogName, accountLogDir, fileOwner, homeOf, homesEnabled, NGINX_ERROR_LOG, prepareHome, proxySocketPath, webHostingEnabled } from "./home-layout";
 import { createDocumentRoot, removeHome, removeSystemUser } from "./homes";
+import { assertPanelUser, FOREIGN_USER, linuxNameOwner } from "./marks";
 import { createAccountUser } from "./logins";
 import type { PhpSettings } from "./rules";
-import { applySites, renderSite, type Site, type SiteChange, siteSettings, writtenSiteDomains } from "./nginx";
+import { applySites, foreignSiteError, foreignSiteFiles, renderSite, type Site, type SiteChange, siteSettings, writtenSiteDomains } from "./nginx";
 import { type Pool, poolSocketPath, reloadPhp, removePool, waitForPools, writePool } from "./php-fpm";
 import { eachLimited } from "./system";
 
@@ -135,6 +136,8 @@ async function removeUnusedPools(username: string, wanted: Pool[], phpVersions: 
  */
 export async function applyAccountSites(input: { account: HostedAccount; removedDomains: string[]; phpVersions: string[] }): Promise<void> {
   if (!webHostingEnabled()) return;
+  // A pool runs as the account's user: never as another's user of that name (./marks.ts).
+  if (env().systemUsers) await assertPanelUser(input.account.username);
   const hosting = await hostingOf([input.account]);
   for (const username of proxyAccounts(hosting.sites)) await prepareHome(username);
   await writePools(hosting.pools);
@@ -204,6 +207,9 @@ export async function provisionAccount(input: { account: HostedAccount; shell: b
     await prepareHome(username);
     if (webHostingEnabled()) {
       const hosting = await hostingOf([input.account]);
+      // Before any file is written: a file of its name that is another's refuses the account.
+      const [foreignSite] = await foreignSiteFiles(hosting.sites.map((site) => site.domain));
+      if (foreignSite) throw foreignSiteError(foreignSite);
       for (const site of hosting.sites) await createDocumentRoot(homeOf(username), site.documentRoot, fileOwner(username), env().webServerGroup);
       made.siteDomains = hosting.sites.map((site) => site.domain);
       await writePools(hosting.pools);
@@ -231,7 +237,13 @@ export async function unprovisionAccount(made: Provisioned): Promise<void> {
  * bad row must not keep every other site from being served. `onTestStart`: called as `nginx -t`
  * starts (the panel writes its zone files meanwhile: lib/hosting/service.ts syncAllSites).
  */
-export async function applyAllSites(accounts: HostedAccount[], onTestStart: () => void = () => {}): Promise<void> {
+export async function applyAllSites(all: HostedAccount[], onTestStart: () => void = () => {}): Promise<void> {
+  // An account whose Linux user is another's (./marks.ts) gets no site and no pool here.
+  const accounts: HostedAccount[] = [];
+  for (const account of all) {
+    if (env().systemUsers && (await linuxNameOwner(account.username)) === "foreign") console.error(`[web] ${account.username}: ${FOREIGN_USER}; no site or pool written for it`);
+    else accounts.push(account);
+  }
   const hosting = await hostingOf(accounts);
   const changes: SiteChange[] = [];
   const settings = siteSettings();
@@ -257,7 +269,7 @@ export async function applyAllSites(accounts: HostedAccount[], onTestStart: () =
   }
   await reloadPhp(versions);
   try {
-    await applySites(changes, accessLogs(hosting.sites), onTestStart);
+    await applySites(changes, accessLogs(hosting.sites), onTestStart, "skip");
   } catch (error) {
     console.error("[web] the sites could not be written:", (error as Error).message);
   }

@@ -18,7 +18,8 @@ import {
 } from "./homes";
 import { removeAccountLogs } from "./goaccess";
 import { type AuthorizedKey, applySshdConfig, keysFileUsernames, removeAuthorizedKeys, renderAuthorizedKeys, renderSshdConfig, writeAuthorizedKeys } from "./openssh";
-import { linuxGroupIds, linuxUsernames } from "./passwd";
+import { assertPanelUser, foreignUserError, linuxNameOwner, mayRemoveUser, panelUsernames } from "./marks";
+import { linuxGroupIds } from "./passwd";
 import { setDiskQuota } from "./quota";
 
 // An account's Linux user on the machine that hosts it (docs/files-and-ssh.md
@@ -26,7 +27,14 @@ import { setDiskQuota } from "./quota";
 // user and its home, how it logs in (SFTP only or a shell, its keys, its password, suspended or
 // not), its crontab and its disk quota — each from plain values the panel's database gave, so
 // the panel's own machine and a node's agent run the same steps. Without SYSTEM_USERS there is
-// no Linux user and these do nothing (SSH_SERVER needs SYSTEM_USERS).
+// no Linux user and these do nothing (SSH_SERVER needs SYSTEM_USERS). Each acts only on a user
+// carrying the panel's mark (./marks.ts): another user of the account's name (a service's, an
+// admin's) is refused with a 422 at `username`, and left as it is.
+
+/** Refuses (422 at username) unless the account's Linux user is the panel's; nothing without Linux users. */
+async function panelUser(username: string): Promise<void> {
+  if (env().systemUsers) await assertPanelUser(username);
+}
 
 export const sshEnabled = () => env().ssh !== null;
 
@@ -36,6 +44,7 @@ const accessGroup = (hasShell: boolean) => (hasShell ? env().ssh!.shellGroup : e
 /** The account's way of logging in: its login shell, and with SSH_SERVER whether it is chrooted to SFTP. */
 export async function applyLoginAccess(input: { username: string; shell: boolean }): Promise<void> {
   if (!env().systemUsers) return;
+  await panelUser(input.username);
   await setLoginShell(input.username, input.shell ? LOGIN_SHELL : NO_LOGIN_SHELL);
   if (sshEnabled()) await setSupplementaryGroups(input.username, [accessGroup(input.shell)]);
 }
@@ -43,6 +52,7 @@ export async function applyLoginAccess(input: { username: string; shell: boolean
 /** A new account's Linux user (its shell, its login group, its quota); false when there are no Linux users. */
 export async function createAccountUser(input: { username: string; shell: boolean; diskMb: number | null }): Promise<boolean> {
   if (!env().systemUsers) return false;
+  if ((await linuxNameOwner(input.username)) === "foreign") throw foreignUserError();
   await createSystemUser(input.username, homeOf(input.username), input.shell ? LOGIN_SHELL : NO_LOGIN_SHELL);
   if (sshEnabled()) await setSupplementaryGroups(input.username, [accessGroup(input.shell)]);
   await setDiskQuota(input.username, input.diskMb);
@@ -52,11 +62,13 @@ export async function createAccountUser(input: { username: string; shell: boolea
 /** The account's keys file: its keys, none while it is suspended. */
 export async function writeAccountKeys(input: { username: string; keys: AuthorizedKey[]; suspended: boolean }): Promise<void> {
   if (!sshEnabled()) return;
+  await panelUser(input.username);
   await writeAuthorizedKeys(input.username, await groupIdOf(input.username), renderAuthorizedKeys(input.keys, input.suspended));
 }
 
 /** The login password (hashed by the system, never stored by the panel); null: keys only. */
 export async function setAccountPassword(input: { username: string; password: string | null }): Promise<void> {
+  await panelUser(input.username);
   await setLoginPassword(input.username, input.password);
 }
 
@@ -66,6 +78,7 @@ export async function setAccountPassword(input: { username: string; password: st
  */
 export async function setLoginsSuspended(input: { username: string; keys: AuthorizedKey[]; suspended: boolean }): Promise<void> {
   if (!sshEnabled()) return;
+  await panelUser(input.username);
   await setLoginExpired(input.username, input.suspended);
   await writeAccountKeys(input);
   if (input.suspended) await endUserSessions(input.username);
@@ -74,13 +87,16 @@ export async function setLoginsSuspended(input: { username: string; keys: Author
 /** Installs the account's crontab: its enabled jobs, none while it is suspended. */
 export async function installAccountCrontab(input: { username: string; jobs: CronLine[]; suspended: boolean }): Promise<void> {
   if (!env().systemUsers) return;
+  await panelUser(input.username);
   const jobs = input.suspended ? [] : input.jobs;
   await installCrontab(input.username, renderCrontab(homeOf(input.username), jobs), jobs.length);
 }
 
 /** The plan's disk_mb as the account's quota (where HOME_ROOT's file system has quotas). */
 export async function setAccountQuota(input: { username: string; diskMb: number | null }): Promise<void> {
-  if (env().systemUsers) await setDiskQuota(input.username, input.diskMb);
+  if (!env().systemUsers) return;
+  await panelUser(input.username);
+  await setDiskQuota(input.username, input.diskMb);
 }
 
 /** Termination: the keys file goes (the user and its sessions go with the home). */
@@ -90,7 +106,7 @@ export async function removeAccountLogins(input: { username: string }): Promise<
 
 /** Termination: the crontab goes. */
 export async function removeAccountCrontab(input: { username: string }): Promise<void> {
-  if (env().systemUsers) await removeCrontab(input.username);
+  if (env().systemUsers && (await mayRemoveUser(input.username))) await removeCrontab(input.username);
 }
 
 /**
@@ -98,9 +114,11 @@ export async function removeAccountCrontab(input: { username: string }): Promise
  * access logs and visitor statistics (a new account of the same name must see none of them).
  */
 export async function removeAccountHome(input: { username: string }): Promise<void> {
-  if (env().systemUsers) await removeSystemUser(input.username);
-  if (homesEnabled()) await removeHome(homeOf(input.username));
-  await removeAccountLogs(input.username);
+  // Another's user of that name keeps its user, group and whatever HOME_ROOT/<name> holds.
+  const ours = !env().systemUsers || (await mayRemoveUser(input.username));
+  if (env().systemUsers && ours) await removeSystemUser(input.username);
+  if (homesEnabled() && ours) await removeHome(homeOf(input.username));
+  if (ours) await removeAccountLogs(input.username);
 }
 
 /** What the SSH server needs to know of one account this machine hosts. */
@@ -120,7 +138,8 @@ export interface LoginAccount {
 export async function applyAllLogins(accounts: LoginAccount[]): Promise<void> {
   const ssh = env().ssh;
   if (!ssh) return;
-  const [users, groupIds] = await Promise.all([linuxUsernames(), linuxGroupIds()]);
+  // Only the panel's users: another's of an account's name gets no keys file and no login group.
+  const [users, groupIds] = await Promise.all([panelUsernames(), linuxGroupIds()]);
   const withUsers = accounts.filter((account) => users.has(account.username));
   for (const group of [ssh.sftpGroup, ssh.shellGroup]) await ensureGroup(group);
   await setGroupMembers(ssh.sftpGroup, withUsers.filter((account) => !account.shell).map((account) => account.username));

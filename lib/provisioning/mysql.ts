@@ -3,9 +3,9 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import mysql from "mysql2/promise";
-import { PRIVILEGES } from "./rules";
+import { isSystemDatabase, PANEL_DATABASE, PRIVILEGES } from "./rules";
 import { env } from "@/lib/env";
-import { AppError } from "@/lib/errors";
+import { AppError, validationError } from "@/lib/errors";
 import { stopOnAbort } from "./stop-on-abort";
 import { childExit, exitReason, readIfExists, startChild, toolEnv, writeAtomically } from "./system";
 
@@ -61,11 +61,18 @@ function identifier(name: string): string {
   return `\`${name}\``;
 }
 
+/** A customer's database name, back-quoted: a valid identifier and none of the server's own schemas (rules.ts isSystemDatabase). */
+function databaseIdentifier(name: string): string {
+  const quoted = identifier(name);
+  if (isSystemDatabase(name)) throw new AppError("VALIDATION", `"${name}" is a system database of the server: the panel never acts on it`);
+  return quoted;
+}
+
 /**
  * A database as GRANT and REVOKE name it. There `_` and `%` are wildcards: unescaped, a grant on
  * `a_b` would also open `axb` of another account. Names hold no `%` (IDENTIFIER), so `_` is escaped.
  */
-const grantTarget = (name: string) => `${identifier(name).replaceAll("_", "\\_")}.*`;
+const grantTarget = (name: string) => `${databaseIdentifier(name).replaceAll("_", "\\_")}.*`;
 
 function privilegeList(privileges: string[]): string {
   if (privileges.length === 0 || !privileges.every((privilege) => allowedPrivileges.has(privilege))) {
@@ -98,6 +105,15 @@ export interface DatabaseObject {
 }
 
 export interface MysqlProvisioner {
+  /**
+   * The panel's schema made on the server, and the server claimed for this machine's node: a
+   * server another node claimed first is refused (CONFLICT). Every other call does it first.
+   */
+  claim(): Promise<void>;
+  /** Marks names the panel's records say it made before it marked them (./marks.ts adoptLegacyUsers). */
+  adopt(databases: string[], users: string[]): Promise<void>;
+  /** Those of the names that exist on the server without the panel's mark (only what the provisioning user may see). */
+  foreignNames(databases: string[], users: string[]): Promise<{ databases: string[]; users: string[] }>;
   createDatabase(name: string): Promise<void>;
   dropDatabase(name: string): Promise<void>;
   /** Creates a user; a locked one cannot log in until unlocked (setUserLocked). */
@@ -119,34 +135,165 @@ export interface MysqlProvisioner {
   close(): Promise<void>;
 }
 
+// The panel's schema on each server it provisions (docs/security.md "The panel adopts nothing it
+// did not make"): `marks` holds every database and user the panel made there (a row written before
+// the CREATE, removed after the DROP), `server` the one node the server serves. A table of the
+// server, not a comment: users have none, a customer may ALTER their own database's, and a table
+// travels with a whole-server dump and restore (a customer's dump, of one database, never holds
+// it; a customer has no right on it). The panel drops, alters, grants and loads only what is
+// marked; a name that exists unmarked is a conflict, left as it is.
+
+const PANEL_SCHEMA = `\`${PANEL_DATABASE}\``;
+
+/** This machine's node, as the server's `server` row names it: `local` in the panel's process, the node's name in its agent. */
+let machineNode = "local";
+
+/** The agent's node name (lib/agent/main.ts), before anything reaches the database server. */
+export function setDatabaseServerNode(name: string): void {
+  machineNode = name;
+}
+
+type MarkKind = "database" | "user";
+
+/** A name that exists on the server and is not the panel's: 422 at `field`, nothing changed. */
+const foreignName = (field: string, what: string, name: string) =>
+  validationError(field, `${name} exists on the database server as a ${what} the panel did not make; the panel leaves it alone`);
+
 export function createMysqlProvisioner(url: string, userHost: string): MysqlProvisioner {
   const pool = mysql.createPool({ uri: url, connectionLimit: 4, connectTimeout: 5000, multipleStatements: false });
   /** A user as the placeholders `?@?` take it, after checking the name. */
   const userValues = (username: string) => (identifier(username), [username, userHost]);
-  async function run(operation: string, statement: string, values: unknown[] = []) {
+  async function query(operation: string, statement: string, values: unknown[] = []) {
     try {
-      await pool.query(statement, values);
+      return (await pool.query(statement, values))[0];
     } catch (error) {
       throw serverError(operation, error);
     }
   }
+  async function run(operation: string, statement: string, values: unknown[] = []) {
+    await claim();
+    await query(operation, statement, values);
+  }
+  let claimed: Promise<void> | null = null;
+  async function claimOnce(): Promise<void> {
+    const operation = "prepare the panel's schema on the database server";
+    await query(operation, `CREATE DATABASE IF NOT EXISTS ${PANEL_SCHEMA}`);
+    await query(operation, `CREATE TABLE IF NOT EXISTS ${PANEL_SCHEMA}.marks (kind VARCHAR(16) NOT NULL, name VARCHAR(80) NOT NULL, PRIMARY KEY (kind, name))`);
+    await query(operation, `CREATE TABLE IF NOT EXISTS ${PANEL_SCHEMA}.server (id TINYINT NOT NULL PRIMARY KEY, node VARCHAR(64) NOT NULL, claimed_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)`);
+    await query(operation, `INSERT IGNORE INTO ${PANEL_SCHEMA}.server (id, node) VALUES (1, ?)`, [machineNode]);
+    const rows = (await query(operation, `SELECT node FROM ${PANEL_SCHEMA}.server WHERE id = 1`)) as { node: string }[];
+    const owner = rows[0]?.node;
+    if (owner !== machineNode) {
+      throw new AppError(
+        "CONFLICT",
+        `The MariaDB server of ${machineNode === "local" ? "the panel's" : `the node ${machineNode}'s`} MYSQL_PROVISION_URL already serves the node ${owner}: each node needs a MariaDB server of its own (docs/nodes.md); nothing was changed`,
+      );
+    }
+  }
+  function claim(): Promise<void> {
+    claimed ??= claimOnce().catch((error) => {
+      claimed = null;
+      throw error;
+    });
+    return claimed;
+  }
+  async function isMarked(kind: MarkKind, name: string): Promise<boolean> {
+    await claim();
+    const rows = (await query(`read the panel's marks`, `SELECT 1 AS found FROM ${PANEL_SCHEMA}.marks WHERE kind = ? AND name = ?`, [kind, name])) as unknown[];
+    return rows.length > 0;
+  }
+  /** Marks the name; whether the mark is new (false: the panel had made it already). */
+  async function mark(kind: MarkKind, name: string): Promise<boolean> {
+    await claim();
+    const result = (await query(`mark ${name}`, `INSERT IGNORE INTO ${PANEL_SCHEMA}.marks (kind, name) VALUES (?, ?)`, [kind, name])) as { affectedRows: number };
+    return result.affectedRows === 1;
+  }
+  const unmark = (kind: MarkKind, name: string) => query(`unmark ${name}`, `DELETE FROM ${PANEL_SCHEMA}.marks WHERE kind = ? AND name = ?`, [kind, name]);
+  /**
+   * CREATE (no IF NOT EXISTS: it fails when the name exists) under a mark written first, so a
+   * crash between the two leaves a mark without a name, never a name without its mark. A name
+   * that existed unmarked loses the new mark again and is refused as another's.
+   */
+  async function createMarked(kind: MarkKind, name: string, create: () => Promise<unknown>, existsCode: string, refusal: () => AppError) {
+    const fresh = await mark(kind, name);
+    try {
+      await create();
+    } catch (error) {
+      if (fresh) await unmark(kind, name);
+      if (fresh && (error as { code?: string }).code === existsCode) throw refusal();
+      throw error;
+    }
+  }
+  /** Whether a drop or alter may touch the name: the panel's own. Another's is left as it is (logged). */
+  async function ours(kind: MarkKind, name: string): Promise<boolean> {
+    if (await isMarked(kind, name)) return true;
+    console.error(`[mysql] ${kind} ${name}: not marked as the panel's on this server; left as it is`);
+    return false;
+  }
   return {
-    createDatabase: (name) => run(`create database ${name}`, `CREATE DATABASE ${identifier(name)}`),
-    dropDatabase: (name) => run(`drop database ${name}`, `DROP DATABASE IF EXISTS ${identifier(name)}`),
-    createUser: (username, password, { locked }) =>
-      run(
-        `create database user ${username}`,
-        `CREATE USER ?@? IDENTIFIED BY ? ACCOUNT ${locked ? "LOCK" : "UNLOCK"}`,
-        [...userValues(username), password],
-      ),
-    dropUser: (username) => run(`drop database user ${username}`, "DROP USER IF EXISTS ?@?", userValues(username)),
-    setUserLocked: (username, locked) =>
-      run(
-        `${locked ? "lock" : "unlock"} database user ${username}`,
-        `ALTER USER IF EXISTS ?@? ACCOUNT ${locked ? "LOCK" : "UNLOCK"}`,
-        userValues(username),
-      ),
+    claim,
+    async adopt(databases, users) {
+      for (const name of databases) await mark("database", name);
+      for (const name of users) await mark("user", name);
+    },
+    async foreignNames(databases, users) {
+      const unmarked = async (kind: MarkKind, names: string[]) => {
+        const found: string[] = [];
+        for (const name of names) if (!(await isMarked(kind, name))) found.push(name);
+        return found;
+      };
+      const [databaseCandidates, userCandidates] = [await unmarked("database", databases), await unmarked("user", users)];
+      const existing = async (statement: string, names: string[], values: unknown[]) => {
+        if (names.length === 0) return [];
+        // A provisioning user without rights on mysql.user sees no user here: the CREATE refuses them later.
+        const rows = (await pool.query(statement, values).then(([result]) => result, () => [])) as { name: string }[];
+        const present = new Set(rows.map((row) => row.name));
+        return names.filter((name) => present.has(name));
+      };
+      return {
+        databases: await existing("SELECT SCHEMA_NAME AS name FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN (?)", databaseCandidates, [databaseCandidates]),
+        users: await existing("SELECT User AS name FROM mysql.user WHERE User IN (?) AND Host = ?", userCandidates, [userCandidates, userHost]),
+      };
+    },
+    async createDatabase(name) {
+      const quoted = databaseIdentifier(name);
+      await createMarked("database", name, () => pool.query(`CREATE DATABASE ${quoted}`), "ER_DB_CREATE_EXISTS", () => foreignName("database_name", "database", name)).catch(
+        (error) => {
+          throw error instanceof AppError ? error : serverError(`create database ${name}`, error);
+        },
+      );
+    },
+    async dropDatabase(name) {
+      const quoted = databaseIdentifier(name);
+      if (!(await ours("database", name))) return;
+      await run(`drop database ${name}`, `DROP DATABASE IF EXISTS ${quoted}`);
+      await unmark("database", name);
+    },
+    async createUser(username, password, { locked }) {
+      const values = [...userValues(username), password];
+      await createMarked(
+        "user",
+        username,
+        () => pool.query(`CREATE USER ?@? IDENTIFIED BY ? ACCOUNT ${locked ? "LOCK" : "UNLOCK"}`, values),
+        "ER_CANNOT_USER",
+        () => foreignName("username", "user", username),
+      ).catch((error) => {
+        throw error instanceof AppError ? error : serverError(`create database user ${username}`, error);
+      });
+    },
+    async dropUser(username) {
+      const values = userValues(username);
+      if (!(await ours("user", username))) return;
+      await run(`drop database user ${username}`, "DROP USER IF EXISTS ?@?", values);
+      await unmark("user", username);
+    },
+    async setUserLocked(username, locked) {
+      const values = userValues(username);
+      if (!(await ours("user", username))) return;
+      await run(`${locked ? "lock" : "unlock"} database user ${username}`, `ALTER USER IF EXISTS ?@? ACCOUNT ${locked ? "LOCK" : "UNLOCK"}`, values);
+    },
     async passwordHash(username) {
+      if (!(await ours("user", username))) return null;
       try {
         const [rows] = await pool.query("SELECT authentication_string AS hash FROM mysql.user WHERE User = ? AND Host = ?", userValues(username));
         const hash = (rows as { hash: string | null }[])[0]?.hash ?? null;
@@ -155,16 +302,23 @@ export function createMysqlProvisioner(url: string, userHost: string): MysqlProv
         throw serverError(`read the password of ${username}`, error);
       }
     },
-    setPasswordHash(username, hash) {
+    async setPasswordHash(username, hash) {
       if (!NATIVE_PASSWORD_HASH.test(hash)) throw new AppError("VALIDATION", `The password of ${username} in the backup is not a MariaDB password hash`);
+      if (!(await isMarked("user", username))) throw foreignName("username", "user", username);
       return run(`set the password of ${username}`, "ALTER USER ?@? IDENTIFIED BY PASSWORD ?", [...userValues(username), hash]);
     },
     async grant(username, database, privileges) {
       const list = privilegeList(privileges);
+      grantTarget(database);
+      // Rights only for the panel's users, only on the panel's databases.
+      if (!(await isMarked("user", username))) throw foreignName("username", "user", username);
+      if (!(await isMarked("database", database))) throw foreignName("database_name", "database", database);
       await this.revoke(username, database);
       await run(`grant privileges on ${database} to ${username}`, `GRANT ${list} ON ${grantTarget(database)} TO ?@?`, userValues(username));
     },
     async revoke(username, database) {
+      grantTarget(database);
+      if (!(await ours("user", username))) return;
       try {
         await pool.query(`REVOKE ALL PRIVILEGES ON ${grantTarget(database)} FROM ?@?`, userValues(username));
       } catch (error) {
@@ -187,7 +341,7 @@ export function createMysqlProvisioner(url: string, userHost: string): MysqlProv
       }
     },
     async databaseObjects(database) {
-      identifier(database);
+      databaseIdentifier(database);
       try {
         const [rows] = await pool.query(
           `SELECT ROUTINE_TYPE AS type, ROUTINE_NAME AS name, DEFINER AS definer FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?
@@ -232,6 +386,14 @@ export async function callDatabaseServer(input: { call: DatabaseServerCall; args
   return { configured: true, value: value instanceof Map ? [...value] : value };
 }
 
+/** Marks the databases and users the panel's records name on this machine (once: ./marks.ts adoptLegacyUsers); nothing without MYSQL_PROVISION_URL. */
+export async function adoptDatabaseNames(databases: string[], users: string[]): Promise<void> {
+  const server = mysqlProvisioner();
+  if (!server) return;
+  await server.adopt(databases, users);
+  if (databases.length || users.length) console.log(`[mysql] ${databases.length} database(s) and ${users.length} user(s) of the panel's records marked as the panel's`);
+}
+
 /** Termination: the account's database users, then its databases, go from this machine's server. */
 export async function removeAccountDatabases(input: { databases: string[]; users: string[] }): Promise<void> {
   const server = mysqlProvisioner();
@@ -268,7 +430,7 @@ const DUMP_TIMEOUT_MS = 6 * 60 * 60_000;
 export async function startDatabaseDump(database: string): Promise<{ stdout: Readable; done: Promise<void> }> {
   const connection = await mariadbClientOptions();
   if (!connection) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
-  identifier(database);
+  databaseIdentifier(database);
   const dump = startChild("mariadb-dump", [connection, "--single-transaction", "--routines", "--triggers", "--events", database], {
     env: toolEnv(),
     timeoutMs: DUMP_TIMEOUT_MS,
@@ -308,7 +470,7 @@ export async function loadDatabaseDump(database: string, dump: Readable, signal?
   const server = mysqlProvisioner();
   const url = env().mysqlProvisionUrl;
   if (!server || !url) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
-  identifier(database);
+  databaseIdentifier(database);
   const loader = `panel_load_${randomBytes(8).toString("hex")}`;
   const password = randomBytes(24).toString("base64url");
   const parsed = new URL(url);

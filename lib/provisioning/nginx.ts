@@ -2,7 +2,7 @@ import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
-import { AppError } from "@/lib/errors";
+import { AppError, validationError } from "@/lib/errors";
 import { checkedAbsolutePath, checkedHostName, checkedInteger, checkedLinuxName, checkedPathInside, checkedPort, refuseRenderedValue } from "./render-checks";
 import { linuxUserId } from "./passwd";
 import { eachLimited, readFilesIfExist, readIfExists, repairModes, runCommand, writeFilesAtomically } from "./system";
@@ -202,6 +202,14 @@ function contentLocations(site: Site): string[] {
   ];
 }
 
+/**
+ * The first line of every server block the panel writes: its mark (./marks.ts). A file of that
+ * name without it is not the panel's: never written over nor removed.
+ */
+export const siteHeader = (domain: string) => `# ${domain}: written by the hosting panel; edit through the panel.`;
+
+const isPanelSiteFile = (domain: string, contents: string) => contents.startsWith(`${siteHeader(domain)}\n`);
+
 /** The server block(s) of one domain: HTTP, and with a certificate HTTPS plus a redirect. */
 export function renderSite(unchecked: Site, settings: SiteSettings): string {
   const { site, home } = checkedSite(unchecked, settings);
@@ -235,7 +243,7 @@ export function renderSite(unchecked: Site, settings: SiteSettings): string {
     // Off in the locations that send no file of the home (NO_LINK_CHECK).
     `    disable_symlinks if_not_owner from=${home};`,
   ];
-  const lines = [`# ${site.domain}: written by the hosting panel; edit through the panel.`, "server {"];
+  const lines = [siteHeader(site.domain), "server {"];
   lines.push(`    listen ${settings.httpPort};`, ...common, ...acme);
   if (site.tls) {
     lines.push("    location / {", NO_LINK_CHECK, `        return 301 https://$host${settings.httpsPort === 443 ? "" : `:${settings.httpsPort}`}$request_uri;`, "    }");
@@ -276,9 +284,9 @@ export interface SiteChange {
  * the sites written (makeAccessLogs). `onTestStart` is called as the test starts (start-up
  * writes the zone files then: the test runs in a process of its own).
  */
-export function applySites(changes: SiteChange[], accessLogs: string[] = [], onTestStart: () => void = () => {}): Promise<number> {
+export function applySites(changes: SiteChange[], accessLogs: string[] = [], onTestStart: () => void = () => {}, foreignFiles: "refuse" | "skip" = "refuse"): Promise<number> {
   // One batch at a time: another batch's half-written files must not fail this one's test.
-  const run = queue.then(() => applyBatch(changes, accessLogs, onTestStart));
+  const run = queue.then(() => applyBatch(changes, accessLogs, onTestStart, foreignFiles));
   queue = run.catch(() => undefined);
   return run;
 }
@@ -287,10 +295,20 @@ let queue: Promise<unknown> = Promise.resolve();
 
 const PARALLEL_FILES = 64;
 
-async function applyBatch(changes: SiteChange[], accessLogs: string[], onTestStart: () => void): Promise<number> {
+async function applyBatch(all: SiteChange[], accessLogs: string[], onTestStart: () => void, foreignFiles: "refuse" | "skip"): Promise<number> {
   const config = env();
   const logsOwner = accessLogs.length > 0 ? await webServerUserId() : null;
-  const onDisk = await readFilesIfExist(changes.map((change) => siteFilePath(change.domain)));
+  const onDisk = await readFilesIfExist(all.map((change) => siteFilePath(change.domain)));
+  // A file of the domain's name the panel did not write (no header: an admin's own) is left as it
+  // is: a write of it is refused before anything changes (skipped, logged, at start and in a
+  // reconcile), a removal skipped.
+  const changes: SiteChange[] = [];
+  for (const change of all) {
+    const before = onDisk.get(siteFilePath(change.domain)) ?? null;
+    if (before === null || isPanelSiteFile(change.domain, before)) changes.push(change);
+    else if (change.contents !== null && foreignFiles === "refuse") throw foreignSiteError(change.domain);
+    else console.error(`[web] ${siteFilePath(change.domain)} was not written by the panel: left as it is`);
+  }
   const previous = new Map<string, string | null>();
   for (const change of changes) {
     const file = siteFilePath(change.domain);
@@ -337,6 +355,21 @@ async function applyBatch(changes: SiteChange[], accessLogs: string[], onTestSta
   }
   await reloadNginx();
   return previous.size;
+}
+
+/** The domains among `domains` whose server block's file exists and is not the panel's. */
+export async function foreignSiteFiles(domains: string[]): Promise<string[]> {
+  const onDisk = await readFilesIfExist(domains.map(siteFilePath));
+  return domains.filter((domain) => {
+    const contents = onDisk.get(siteFilePath(domain)) ?? null;
+    return contents !== null && !isPanelSiteFile(domain, contents);
+  });
+}
+
+/** 422 at `domain`: its server block's file exists and is not the panel's. */
+export function foreignSiteError(domain: string) {
+  console.error(`[web] ${siteFilePath(domain)} was not written by the panel: refused`);
+  return validationError("domain", `${domain} has a web server file on this server that the panel did not write; the panel leaves it alone`);
 }
 
 async function webServerUserId(): Promise<number> {

@@ -50,8 +50,40 @@ export async function linuxGroupIds(): Promise<Map<string, number>> {
   return new Map((await entries("/etc/group")).map(([name, , gid]) => [name, Number(gid)]));
 }
 
+const memberSets = new Map<string, { entries: string[][]; members: Set<string> | null }>();
+
+/** The members of a group as a set (kept while /etc/group does not change: a reconcile asks once per account). */
+export async function linuxGroupMemberSet(group: string): Promise<Set<string> | null> {
+  const current = await entries("/etc/group");
+  const known = memberSets.get(group);
+  if (known?.entries === current) return known.members;
+  const entry = current.find(([name]) => name === group);
+  const members = entry ? new Set((entry[3] ?? "").split(",").filter(Boolean)) : null;
+  memberSets.set(group, { entries: current, members });
+  return members;
+}
+
 /** The members of a group (its supplementary members, as /etc/group lists them); null when there is no such group. */
 export async function linuxGroupMembers(group: string): Promise<string[] | null> {
   const entry = (await entries("/etc/group")).find(([name]) => name === group);
   return entry ? (entry[3] ?? "").split(",").filter(Boolean) : null;
+}
+
+export interface PasswdEntry {
+  gid: number;
+  home: string;
+  shell: string;
+}
+
+const passwdEntry = (fields: string[]): PasswdEntry => ({ gid: Number(fields[3]), home: fields[5] ?? "", shell: fields[6] ?? "" });
+
+/** The Linux user of this name as /etc/passwd has it (its primary group, home and shell); null when there is none. */
+export async function linuxPasswdEntry(username: string): Promise<PasswdEntry | null> {
+  const entry = (await entries("/etc/passwd")).find(([name]) => name === username);
+  return entry ? passwdEntry(entry) : null;
+}
+
+/** Every Linux user of this machine by name, as /etc/passwd has it. */
+export async function linuxPasswdEntries(): Promise<Map<string, PasswdEntry>> {
+  return new Map((await entries("/etc/passwd")).map((fields) => [fields[0], passwdEntry(fields)]));
 }

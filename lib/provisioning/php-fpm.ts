@@ -102,12 +102,33 @@ function checkedPool(pool: Pool, socket: string, roots: PoolRoots): Pool {
   return pool;
 }
 
+/** The first line of every pool file the panel writes: its mark (./marks.ts). */
+export const poolHeader = (username: string, version: string) => `; PHP ${version} of ${username}: written by the hosting panel; edit through the panel.`;
+
+const isPanelPoolFile = (pool: Pick<Pool, "username" | "version">, contents: string) => contents.startsWith(`${poolHeader(pool.username, pool.version)}\n`);
+
+/** The PHP versions among `versions` whose pool file of `username` exists and is not the panel's. */
+export async function foreignPoolFiles(username: string, versions: string[]): Promise<string[]> {
+  const foreign: string[] = [];
+  for (const version of versions) {
+    const contents = await readIfExists(poolFilePath(username, version));
+    if (contents !== null && !isPanelPoolFile({ username, version }, contents)) foreign.push(version);
+  }
+  return foreign;
+}
+
+/** 422 at `username`: a pool file of the account's name exists and is not the panel's. */
+function foreignPoolError(file: string) {
+  console.error(`[php] ${file} was not written by the panel: refused`);
+  return validationError("username", "has a PHP-FPM pool file on this server that the panel did not write; the panel leaves it alone");
+}
+
 export function renderPool(unchecked: Pool, socket: string, roots: PoolRoots): string {
   const pool = checkedPool(unchecked, socket, roots);
   const { settings } = pool;
   const tmp = path.join(pool.home, "tmp");
   return [
-    `; PHP ${pool.version} of ${pool.username}: written by the hosting panel; edit through the panel.`,
+    poolHeader(pool.username, pool.version),
     `[${pool.username}-php${pool.version}]`,
     `user = ${pool.user}`,
     `group = ${pool.user}`,
@@ -185,17 +206,24 @@ export async function waitForPools(pools: Pick<Pool, "username" | "version">[]):
 export async function writePool(pool: Pool): Promise<boolean> {
   const file = poolFilePath(pool.username, pool.version);
   const contents = renderPool(pool, poolSocketPath(pool.username, pool.version), poolRoots());
-  if ((await readIfExists(file)) === contents) return false;
+  const before = await readIfExists(file);
+  if (before === contents) return false;
+  if (before !== null && !isPanelPoolFile(pool, before)) throw foreignPoolError(file);
   // nginx's workers connect to the sockets in it; the pool file is read by PHP-FPM's master (root) only.
   await makeDirectories(env().phpFpmSocketDir, 0o755);
   await writeAtomically(file, contents, 0o600);
   return true;
 }
 
-/** Removes the account's pool of one version; true when there was one (the caller reloads). */
+/** Removes the account's pool of one version; true when there was one (the caller reloads). One the panel did not write stays. */
 export async function removePool(username: string, version: string): Promise<boolean> {
   const file = poolFilePath(username, version);
-  if ((await readIfExists(file)) === null) return false;
+  const before = await readIfExists(file);
+  if (before === null) return false;
+  if (!isPanelPoolFile({ username, version }, before)) {
+    console.error(`[php] ${file} was not written by the panel: left as it is`);
+    return false;
+  }
   await fs.rm(file, { force: true });
   return true;
 }

@@ -7,6 +7,8 @@ import { applyAccountSites, applyAllSites, createDomainRoots, type HostedAccount
 import { LOGIN_SHELL, NO_LOGIN_SHELL, setLoginExpired, setLoginShell } from "./homes";
 import { applyAllLogins, applyLoginAccess, createAccountUser, installAccountCrontab, setAccountQuota, setLoginsSuspended } from "./logins";
 import type { AuthorizedKey } from "./openssh";
+import { adoptLegacyUsers, linuxNameOwner, panelUsernames } from "./marks";
+import { adoptDatabaseNames } from "./mysql";
 import { quotaMountPoint } from "./quota";
 import { readIfExists, writeAtomically } from "./system";
 
@@ -24,6 +26,9 @@ export interface AccountState {
   diskMb: number | null;
   keys: AuthorizedKey[];
   cron: CronLine[];
+  /** Its MariaDB databases and users: what a node marks once as the panel's (./marks.ts adoptLegacyUsers). */
+  databases?: string[];
+  databaseUsers?: string[];
 }
 
 /** One account made as its state says: missing parts made, the rest rewritten from the state. */
@@ -31,8 +36,8 @@ export async function ensureAccount(input: { state: AccountState; phpVersions: s
   const { account, shell, diskMb, keys, cron } = input.state;
   const { username } = account;
   if (env().systemUsers) {
-    const users = await passwdEntries();
-    if (users.has(username)) await applyLoginAccess({ username, shell });
+    // Another's user of this name (a service's) is refused by both (./marks.ts), never taken over.
+    if ((await linuxNameOwner(username)) === "panel") await applyLoginAccess({ username, shell });
     else await createAccountUser({ username, shell, diskMb });
     await setAccountQuota({ username, diskMb });
   }
@@ -80,9 +85,16 @@ const digest = (value: unknown) => createHash("sha256").update(JSON.stringify(va
  */
 export async function reconcileAccounts(input: { accounts: AccountState[]; phpVersions: string[] }): Promise<{ failed: string[] }> {
   const started = performance.now();
+  // Once per machine: what the panel made here before it marked its work (./marks.ts).
+  await adoptLegacyUsers(
+    input.accounts.map(({ account }) => account.username),
+    () => adoptDatabaseNames(input.accounts.flatMap((state) => state.databases ?? []), input.accounts.flatMap((state) => state.databaseUsers ?? [])),
+  ).catch((error) => console.error("[marks] what the panel made before its marks could not be marked yet:", (error as Error).message));
   const memo: Memo = JSON.parse((await readIfExists(memoFile())) ?? "{}");
   const quotas = env().systemUsers && Boolean(await quotaMountPoint());
-  const [shells, expired] = env().systemUsers ? await Promise.all([passwdEntries(), expiredUsers()]) : [new Map<string, string>(), new Set<string>()];
+  const [shells, expired, marked] = env().systemUsers
+    ? await Promise.all([passwdEntries(), expiredUsers(), panelUsernames()])
+    : [new Map<string, string>(), new Set<string>(), new Set<string>()];
   const failed = new Set<string>();
   const fail = (username: string, error: unknown) => {
     console.error(`[reconcile] ${username}:`, (error as Error).message);
@@ -96,7 +108,8 @@ export async function reconcileAccounts(input: { accounts: AccountState[]; phpVe
       const applied = (memo[username] ??= {});
       try {
         const loginShell = shell ? LOGIN_SHELL : NO_LOGIN_SHELL;
-        if (!shells.has(username)) await createAccountUser({ username, shell, diskMb });
+        // Another's user of this name is refused (createAccountUser), never taken over.
+        if (!marked.has(username)) await createAccountUser({ username, shell, diskMb });
         else if (shells.get(username) !== loginShell) await setLoginShell(username, loginShell);
         if (expired.has(username) !== account.suspended) await setLoginExpired(username, account.suspended);
         if (quotas && applied.quota !== diskMb) {

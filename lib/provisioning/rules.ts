@@ -86,3 +86,14 @@ export function scheduleProblem(schedule: string): string | null {
   }
   return null;
 }
+
+/**
+ * The database servers' own schemas, and the panel's own schema on each server (its marks and the
+ * node it serves, mysql.ts): never a customer's database, never created, dropped, granted, dumped
+ * or loaded into by the panel — refused by name wherever a database name reaches the server.
+ */
+export const PANEL_DATABASE = "hosting-panel";
+const SYSTEM_DATABASES = new Set(["mysql", "information_schema", "performance_schema", "sys", PANEL_DATABASE]);
+
+/** Whether `name` is one of the server's own schemas (or the panel's), whatever its case. */
+export const isSystemDatabase = (name: string) => SYSTEM_DATABASES.has(name.toLowerCase());

@@ -50,6 +50,8 @@ for (const backend of machineBackends("postgres")) {
         await connection.query("CREATE USER ?@'%' IDENTIFIED BY ?", [provisioner, PASSWORD]);
         await connection.query(`GRANT ALL PRIVILEGES ON ${rights} TO ?@'%' WITH GRANT OPTION`, [provisioner]);
         await connection.query("GRANT CREATE USER ON *.* TO ?@'%'", [provisioner]);
+        // The panel's own schema (its marks, docs/security.md "The panel adopts nothing it did not make").
+        await connection.query("GRANT ALL PRIVILEGES ON `hosting-panel`.* TO ?@'%'", [provisioner]);
       });
       env = await createEnvironment(backend, async (db: Database) => ({ adminKey: await makeKey(db, { scope: "admin" }) }), {
         MYSQL_PROVISION_URL: `mysql://${provisioner}:${PASSWORD}@127.0.0.1:3306`,

@@ -120,6 +120,8 @@ for (const backend of machineBackends("postgres")) {
       await admin.query("DROP USER IF EXISTS ?@'%'", [LIMITED_USER]);
       await admin.query("CREATE USER ?@'%' IDENTIFIED BY 'limited-pass'", [LIMITED_USER]);
       await admin.query("GRANT CREATE USER ON *.* TO ?@'%'", [LIMITED_USER]); // no CREATE (database)
+      // The panel's own schema (its marks, docs/security.md "The panel adopts nothing it did not make").
+      await admin.query("GRANT ALL PRIVILEGES ON `hosting-panel`.* TO ?@'%'", [LIMITED_USER]);
       await admin.end();
       const limitedUrl = `mysql://${LIMITED_USER}:limited-pass@127.0.0.1:3306`;
       limited = await createEnvironment(backend, seedFor(failing), { MYSQL_PROVISION_URL: limitedUrl });

@@ -6,13 +6,14 @@ import path from "node:path";
 
 // A hosting server of its own on this one machine, for the nodes tests: a network namespace
 // (its own address, reached over a veth pair from the machine's side) and a mount namespace
-// whose /etc is a private copy (its own passwd, group, shadow, nginx and PHP-FPM configuration),
-// so the users its agent makes exist only there, with user and group ids from a range of its own
-// (login.defs): as on two real machines, the same username on two nodes has two different uids,
-// so a node's `pkill --euid` or `userdel` never reaches another node's (or this machine's)
-// processes, although they share one process table. Everything a node runs goes through exec() or
-// start() (nsenter into both namespaces). stop() ends every process inside and removes the
-// namespace, the veth pair and the node's directory, whatever state a test left them in.
+// whose /etc is a private copy (its own passwd, group, shadow, nginx and PHP-FPM configuration)
+// and whose cron spool is its own, so the users its agent makes and their crontabs exist only
+// there, with user and group ids from a range of its own (login.defs): as on two real machines,
+// the same username on two nodes has two different uids, so a node's `pkill --euid` or `userdel`
+// never reaches another node's (or this machine's) processes, although they share one process
+// table. Everything a node runs goes through exec() or start() (nsenter into both namespaces).
+// stop() ends every process inside and removes the namespace, the veth pair and the node's
+// directory, whatever state a test left them in.
 
 export interface NodeHost {
   /** The node's address, in its network namespace. */
@@ -93,10 +94,22 @@ export async function startNodeHost(label: string): Promise<NodeHost> {
     ]) {
       execFileSync("ip", ["netns", "exec", namespace, "ip", ...args]);
     }
+    // Its own crontabs (cron's spool, as Debian makes it: crontabs/ root's, group crontab, 1730),
+    // so a crontab installed on one node is not another node's of the same user name.
+    let cronSpool = "true";
+    if (fs.existsSync("/var/spool/cron/crontabs")) {
+      const crontabs = path.join(root, "cron", "crontabs");
+      fs.mkdirSync(crontabs, { recursive: true });
+      fs.chmodSync(path.join(root, "cron"), 0o755);
+      const spool = fs.statSync("/var/spool/cron/crontabs");
+      fs.chownSync(crontabs, 0, spool.gid);
+      fs.chmodSync(crontabs, 0o1730);
+      cronSpool = `mount --bind ${root}/cron /var/spool/cron`;
+    }
     // The namespaces' holder: its own mount namespace with the /etc copy, then asleep.
     holder = spawn(
       "ip",
-      ["netns", "exec", namespace, "unshare", "--mount", "--propagation", "private", "sh", "-c", `mount --bind ${root}/etc /etc && echo ready && exec sleep infinity`],
+      ["netns", "exec", namespace, "unshare", "--mount", "--propagation", "private", "sh", "-c", `mount --bind ${root}/etc /etc && ${cronSpool} && echo ready && exec sleep infinity`],
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     await new Promise<void>((resolve, reject) => {

@@ -41,7 +41,15 @@ export interface TestNode {
  */
 export async function startTestNode(
   name: string,
-  options: { panelPort: number; admin: Credentials; nats: TestNats; env?: Record<string, string>; httpPort?: number; mariadb?: boolean },
+  options: {
+    panelPort: number;
+    admin: Credentials;
+    nats: TestNats;
+    /** Settings of its panel.env beyond the usual; a function gets the node's machine (its gateway, for a server on this machine's side). */
+    env?: Record<string, string> | ((host: NodeHost) => Record<string, string>);
+    httpPort?: number;
+    mariadb?: boolean;
+  },
 ): Promise<TestNode> {
   const host = await startNodeHost(name);
   let servers: WebServers;
@@ -66,7 +74,7 @@ export async function startTestNode(
     ACME_CHALLENGE_DIR: path.join(host.root, "acme-challenge"),
     ...servers.env,
     ...(mysqlUrl ? { MYSQL_PROVISION_URL: mysqlUrl } : {}),
-    ...options.env,
+    ...(typeof options.env === "function" ? options.env(host) : options.env),
   };
   const runOnNode = (args: string[]) => host.start(process.execPath, ["--import", "tsx", "lib/cli/main.ts", ...args], { env: env as NodeJS.ProcessEnv, cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] });
   const node: TestNode = {
