@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import mysql from "mysql2/promise";
 import type { Database } from "@/db/client";
 import { addPhpVersion } from "@/lib/php/service";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { makeKey, seedActor } from "../support/seed";
@@ -55,7 +55,7 @@ const seed = async (db: Database) => ({
   php82: await addPhpVersion(db, { version: "8.2" }, seedActor),
 });
 
-const backend = testBackends()[0];
+const [backend] = machineBackends("pglite");
 
 describe(`what the panel's own machine has that the panel did not make (${backend})`, () => {
   let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;

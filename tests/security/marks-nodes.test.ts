@@ -4,7 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { startNats, type TestNats } from "../support/nats";
@@ -29,7 +29,7 @@ import { waitFor } from "../support/wait";
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-marks-nodes-"));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-const backend = testBackends()[0];
+const [backend] = machineBackends("postgres");
 
 describe(`what a node has that the panel did not make (${backend})`, () => {
   let env: TestEnvironment<{ adminKey: Awaited<ReturnType<typeof makeKey>> }>;
