@@ -8,6 +8,7 @@ import { createSampler, type MachineSample } from "@/lib/provisioning/metrics-sa
 import type { NodeConfig } from "./config";
 import { loadOrCreateIdentity } from "./identity";
 import { nodeOperations } from "./operations";
+import { natsTls } from "./transport";
 import {
   AGENT_VERSION,
   decodeMessage,
@@ -87,6 +88,7 @@ export async function startAgent(config: NodeConfig, seedFile: string): Promise<
   const identity = await loadOrCreateIdentity(seedFile);
   const connection = await connect({
     servers: config.nats_url,
+    ...natsTls(config.nats_url, config.ca_file ?? null),
     name: `agent-${node}`,
     authenticator: nkeyAuthenticator(identity.seed),
     inboxPrefix: inboxPrefix(node),
