@@ -1,3 +1,4 @@
+import { checkServerIdentity, type PeerCertificate } from "node:tls";
 import type { TlsOptions } from "@nats-io/transport-node";
 
 // TLS between machines (docs/nodes.md "Security"): jobs carry customers' passwords and the
@@ -11,13 +12,16 @@ import type { TlsOptions } from "@nats-io/transport-node";
 export const isCleartext = (url: string) => /^(nats|http):\/\//i.test(url);
 
 /**
- * The `tls` option of a NATS connection to `url`: for tls://, TLS required (nats.js refuses a
- * server that does not offer it) and the server's certificate verified for the URL's host against
- * `caFile`, or the system's CAs; nothing for an accepted nats://.
+ * The `tls` option of a NATS connection to `url` (one server): for tls://, TLS required (nats.js
+ * refuses a server that does not offer it) and the server's certificate verified against `caFile`,
+ * or the system's CAs, for the URL's host — a name or an IP address (nats.js alone would check an
+ * address's certificate against "localhost"); nothing for an accepted nats://.
  */
 export function natsTls(url: string, caFile: string | null): { tls?: TlsOptions } {
   if (isCleartext(url)) return {};
-  return { tls: caFile ? { caFile } : {} };
+  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
+  const verify = { checkServerIdentity: (_name: string, certificate: PeerCertificate) => checkServerIdentity(host, certificate) };
+  return { tls: { ...(caFile ? { caFile } : {}), ...verify } as TlsOptions };
 }
 
 /** The warning every start prints while cleartext is accepted. */

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -53,8 +54,9 @@ export async function startNats(root: string, listen = "127.0.0.1"): Promise<Tes
   const certificates = makeTestCertificates(path.join(root, "tls"));
   const authFile = path.join(root, "panel-auth.conf");
   const logFile = path.join(root, "nats.log");
-  // Nobody may connect until the panel writes its authorization (its first start).
-  fs.writeFileSync(authFile, "authorization { users = [] }\n", { mode: 0o600 });
+  // Nobody may connect until the panel writes its authorization (its first start): as
+  // docs/nodes.md, one user whose password nobody knows (an empty list would admit anyone).
+  fs.writeFileSync(authFile, `authorization { users = [ { user: nobody, password: "${randomBytes(32).toString("hex")}" } ] }\n`, { mode: 0o600 });
   const config = path.join(root, "nats-server.conf");
   fs.writeFileSync(
     config,
