@@ -60,9 +60,13 @@ export async function postToPanel(url: URL, body: unknown, trust: PanelTrust, ti
   const secure = url.protocol === "https:";
   const socket = secure && trust.fingerprint ? await pinnedSocket(url, trust.fingerprint, timeoutMs) : null;
   return new Promise((resolve, reject) => {
-    const options: https.RequestOptions = { method: "POST", headers, agent: false, timeout: timeoutMs };
+    const options: https.RequestOptions = { method: "POST", headers, timeout: timeoutMs };
+    // The pinned connection itself (an agent, even `false`, would make one of its own).
     if (socket) options.createConnection = () => socket;
-    else if (secure && trust.ca) options.ca = trust.ca;
+    else {
+      options.agent = false;
+      if (secure && trust.ca) options.ca = trust.ca;
+    }
     const request = (secure ? https : http).request(url, options, (response) => {
       let text = "";
       response.setEncoding("utf8");

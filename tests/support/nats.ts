@@ -3,6 +3,8 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import type { TlsOptions } from "@nats-io/transport-node";
+import { natsTls } from "@/lib/agent/transport";
 import { freePort } from "./server";
 import { makeTestCertificates, type TestCertificates } from "./tls";
 
@@ -18,8 +20,8 @@ export interface TestNats {
   port: number;
   /** The CA and the server's certificate (the test's panel front may serve the same). */
   tls: TestCertificates;
-  /** What a test's own NATS client needs: the URL and the CA. */
-  options: { servers: string; tls: { caFile: string } };
+  /** What a test's own NATS client needs: the URL and its TLS, verified as the panel's (lib/agent/transport.ts). */
+  options: { servers: string; tls?: TlsOptions };
   /** The panel's settings for this server (DATA_DIR's seed file is the panel's default). */
   env: Record<string, string>;
   authFile: string;
@@ -93,7 +95,7 @@ export async function startNats(root: string, listen = "127.0.0.1"): Promise<Tes
     url,
     port,
     tls: certificates,
-    options: { servers: url, tls: { caFile: certificates.caFile } },
+    options: { servers: url, ...natsTls(url, certificates.caFile) },
     authFile,
     // By its configuration's path: the same command reaches the server after a restart.
     env: { NATS_URL: url, NATS_CA_FILE: certificates.caFile, NATS_AUTH_FILE: authFile, NATS_RELOAD_COMMAND: `pkill -HUP -f ${config}` },
