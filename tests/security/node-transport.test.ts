@@ -134,6 +134,20 @@ describe(`nodes' transport (${backend})`, () => {
     assert.match(agent.stderr, /WARNING: The agent of node clear2 speaks to nats:\/\/127\.0\.0\.1:\d+ without TLS \(joined with --insecure\)/);
   });
 
+  test("a node's panel.env that its group or others may read: the join refuses it, naming chmod 600", async () => {
+    const node = await addNode("envmode1");
+    const envFile = path.join(root, "node-panel.env");
+    fs.writeFileSync(envFile, "HOME_ROOT=/home\n", { mode: 0o644 });
+    fs.chmodSync(envFile, 0o644);
+    const refused = await runPanel(
+      { ...nodeDir("envmode1"), PANEL_ENV_FILE: envFile },
+      "node", "join", "--panel", `https://127.0.0.1:${front.port}`, "--token", node.enrolment_token, "--nats", nats.url, "--ca", nats.tls.caFile,
+    );
+    assert.equal(refused.code, 2, refused.stdout);
+    assert.match(refused.stderr, new RegExp(`chmod 600 ${envFile}`));
+    assert.equal(await enrolled(node.id), false);
+  });
+
   test("the panel refuses a nats:// NATS_URL without NATS_INSECURE=1, naming the variable", async () => {
     const refused = await runPanel({ ...env.database.env, NATS_URL: `nats://127.0.0.1:${nats.port}` }, "node", "list");
     assert.equal(refused.code, 2);
