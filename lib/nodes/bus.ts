@@ -19,7 +19,7 @@ import { natsTls } from "@/lib/agent/transport";
 import { env } from "@/lib/env";
 
 // The panel's side of NATS (docs/nodes.md "How it works"): one connection per process, with the
-// panel's own NKEY; the jobs stream (a JetStream work queue: a job waits there for a node that is
+// panel's own NKEY, over TLS (lib/agent/transport.ts), made in the background; the jobs stream (a JetStream work queue: a job waits there for a node that is
 // down, and leaves it once the node acknowledged it); one durable consumer per node, the only thing
 // that node's key may read; and the events every node publishes, attributed by their subject.
 
