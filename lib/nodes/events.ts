@@ -17,7 +17,7 @@ import { applyNodeAuthorization, recordHeartbeat } from "./service";
 // subject (and so whose credentials) carried it:
 //   hello      the agent (re)connected: the queued work it missed is published, then the whole
 //              state of its accounts (lib/nodes/reconcile.ts); at most once per 10 s per node
-//              counts, and a node has at most one reconcile waiting
+//              (a sooner one is put off, the rest coalesced), and one reconcile waiting at most
 //   heartbeat  its last heartbeat, disk and load
 //   metrics    a sample of its figures, kept as its metrics history (lib/metrics/collector.ts)
 //   result     a queued job done or failed; a termination's records go once its node removed it
@@ -25,17 +25,34 @@ import { applyNodeAuthorization, recordHeartbeat } from "./service";
 /** How often queued work a stopped panel did not publish is looked for (it is published after its commit otherwise). */
 const OUTBOX_SWEEP_MS = 10_000;
 
-/** A node's hello counts at most once per HELLO_EVERY_MS (per panel instance): a flood builds no reconciles. */
+/**
+ * A node's hello counts at most once per HELLO_EVERY_MS (per panel instance): one that comes
+ * sooner is put off to the end of that time, and any more meanwhile are that same one — a flood
+ * builds one reconcile, and an agent that really restarted twice still gets its reconcile.
+ */
 export const HELLO_EVERY_MS = 10_000;
 
-const globalForEvents = globalThis as unknown as { __panelHellos?: Map<string, number> };
+interface HelloTimes {
+  last: number;
+  putOff: NodeJS.Timeout | null;
+}
+const globalForEvents = globalThis as unknown as { __panelHellos?: Map<string, HelloTimes> };
 // One entry per enrolled node's name (checked before it is added): bounded by the nodes.
-const lastHello = (globalForEvents.__panelHellos ??= new Map());
+const hellos = (globalForEvents.__panelHellos ??= new Map());
 
-function helloCounts(node: string, now = Date.now()): boolean {
-  if (now - (lastHello.get(node) ?? -Infinity) < HELLO_EVERY_MS) return false;
-  lastHello.set(node, now);
-  return true;
+/** Runs `count` for the node's hello now, or once at the end of its HELLO_EVERY_MS, or not at all when one is put off already. */
+function onHello(node: string, count: () => Promise<void>): void {
+  const times = hellos.get(node) ?? { last: -Infinity, putOff: null };
+  hellos.set(node, times);
+  if (times.putOff) return;
+  const run = () => {
+    times.putOff = null;
+    times.last = Date.now();
+    count().catch((error) => console.error(`[nodes] ${node} hello:`, (error as Error).message));
+  };
+  const wait = times.last + HELLO_EVERY_MS - Date.now();
+  if (wait <= 0) run();
+  else times.putOff = setTimeout(run, wait).unref();
 }
 
 export async function startNodeEvents(db: Database): Promise<void> {
@@ -61,10 +78,13 @@ async function listenToNodes(db: Database, bus: Bus): Promise<void> {
     if (!known) return;
     if (kind === "heartbeat") await recordHeartbeat(db, node, body as Heartbeat);
     if (kind === "metrics") await recordNodeSample(db, known.id, body);
-    if (kind === "hello" && helloCounts(node)) {
-      await recordHeartbeat(db, node, body as Hello);
-      // The queued work it missed, then the whole state of its accounts.
-      await queueNodeReconcile(db, known);
+    if (kind === "hello") {
+      onHello(node, async () => {
+        await recordHeartbeat(db, node, body as Hello);
+        // The queued work it missed, then the whole state of its accounts (as they are by then).
+        const [current] = await db.select().from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
+        if (current) await queueNodeReconcile(db, current);
+      });
     }
     if (kind === "result") {
       const job = await recordJobResult(db, known.id, body as JobResult);
