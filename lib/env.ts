@@ -110,7 +110,7 @@ const envSchema = z.object({
   // node's jobs. Unset: the panel is its own single node, `local`.
   // TLS by default: a nats:// URL (cleartext: the jobs carry passwords) needs NATS_INSECURE=1.
   NATS_URL: optionalString.refine((url) => url === null || /^(nats|tls):\/\/[^\s]+$/.test(url), "must be a tls:// URL (nats:// only with NATS_INSECURE=1)"),
-  // The CA that signed the NATS server's certificate (docs/nodes.md "A CA of your own"); unset: the system's.
+  // The CA that signed the NATS server's certificate (docs/nodes.md "Three machines, step by step"); unset: the system's.
   NATS_CA_FILE: optionalString.refine((file) => file === null || fs.existsSync(file), "must be a readable PEM file"),
   NATS_INSECURE: z
     .enum(["0", "1"])

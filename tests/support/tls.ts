@@ -5,7 +5,7 @@ import net from "node:net";
 import path from "node:path";
 import tls from "node:tls";
 
-// TLS between the test's machines as docs/nodes.md "A CA of your own" sets it up: a CA made with
+// TLS between the test's machines as docs/nodes.md "Three machines, step by step" sets it up: a CA made with
 // openssl in the test's own directory, and a server certificate it signs for the names the
 // machines use (the panel's front and the NATS server share it, as on machine P).
 
