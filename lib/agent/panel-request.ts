@@ -6,7 +6,7 @@ import tls from "node:tls";
 // The join's one request to the panel (`panel node join`, lib/agent/cli.ts). It carries the node's
 // public key: over https, the panel's certificate verified so that nobody in between can put their
 // key in its place — pinned by its SHA-256 fingerprint (`--fingerprint`, the leaf certificate and
-// nothing else counts), or verified for the URL's host against the CA given (`--ca`), else the
+// nothing else counts), or verified for the URL's host against the CA given (`--ca`) and the
 // system's CAs. http only when cleartext was accepted (`--insecure`).
 
 export interface PanelTrust {
@@ -65,7 +65,8 @@ export async function postToPanel(url: URL, body: unknown, trust: PanelTrust, ti
     if (socket) options.createConnection = () => socket;
     else {
       options.agent = false;
-      if (secure && trust.ca) options.ca = trust.ca;
+      // The given CA besides the system's: nginx may serve a public certificate while NATS has the CA's.
+      if (secure && trust.ca) options.ca = [...tls.rootCertificates, trust.ca];
     }
     const request = (secure ? https : http).request(url, options, (response) => {
       let text = "";
