@@ -108,7 +108,14 @@ const envSchema = z.object({
   ACME_RENEW_BEFORE_DAYS: positiveInt(30),
   // Many servers (docs/nodes.md "Three machines, step by step"): NATS with JetStream carries each
   // node's jobs. Unset: the panel is its own single node, `local`.
-  NATS_URL: optionalString.refine((url) => url === null || /^(nats|tls):\/\/[^\s]+$/.test(url), "must be a nats:// or tls:// URL"),
+  // TLS by default: a nats:// URL (cleartext: the jobs carry passwords) needs NATS_INSECURE=1.
+  NATS_URL: optionalString.refine((url) => url === null || /^(nats|tls):\/\/[^\s]+$/.test(url), "must be a tls:// URL (nats:// only with NATS_INSECURE=1)"),
+  // The CA that signed the NATS server's certificate (docs/nodes.md "Three machines, step by step"); unset: the system's.
+  NATS_CA_FILE: optionalString.refine((file) => file === null || fs.existsSync(file), "must be a readable PEM file"),
+  NATS_INSECURE: z
+    .enum(["0", "1"])
+    .default("0")
+    .transform((value) => value === "1"),
   NATS_SEED_FILE: optionalString,
   NATS_AUTH_FILE: optionalString,
   NATS_RELOAD_COMMAND: optionalString,
@@ -148,6 +155,11 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const raw = parsed.data;
+  if (raw.NATS_URL?.startsWith("nats://") && !raw.NATS_INSECURE) {
+    throw new ConfigError(
+      "Invalid configuration:\n  NATS_URL: nats:// carries the nodes' jobs (passwords among them) in cleartext: use tls:// (docs/nodes.md \"Three machines, step by step\"), or set NATS_INSECURE=1 to accept that",
+    );
+  }
   if (raw.SSH_SERVER && !raw.SYSTEM_USERS) {
     throw new ConfigError("Invalid configuration:\n  SSH_SERVER: needs SYSTEM_USERS=1 (SFTP and SSH log in as the account's Linux user)");
   }
@@ -218,12 +230,17 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     nats: raw.NATS_URL
       ? {
           url: raw.NATS_URL,
+          caFile: raw.NATS_CA_FILE ? path.resolve(/* turbopackIgnore: true */ raw.NATS_CA_FILE) : null,
+          // nats:// accepted (NATS_INSECURE=1): said at every start.
+          insecure: raw.NATS_URL.startsWith("nats://"),
           // The panel's NKEY seed, made on first start (0600); a node's is its own (`panel node join`).
           seedFile: path.resolve(/* turbopackIgnore: true */ raw.NATS_SEED_FILE ?? path.join(dataDir, "nats-panel.nk")),
           authFile: raw.NATS_AUTH_FILE ? path.resolve(/* turbopackIgnore: true */ raw.NATS_AUTH_FILE) : null,
           reloadCommand: raw.NATS_RELOAD_COMMAND,
         }
       : null,
+    // On a node: its agent may use a nats:// URL its join did not accept (an agent enrolled before TLS was the default).
+    natsInsecure: raw.NATS_INSECURE,
     nodeJobTimeoutMs: raw.NODE_JOB_TIMEOUT_S * 1000,
     moveRepository: raw.MOVE_REPOSITORY,
     metricsIntervalS: raw.METRICS_INTERVAL_S,

@@ -9,7 +9,7 @@ import { acceptSecondFactor } from "@/lib/admins/two-factor";
 import { AppError } from "@/lib/errors";
 import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
 import { SESSION_MAX_AGE_S, adminOfToken, sessionClaims, sessionCookieName, sessionCookieOptions, sessionSecret } from "./session";
-import { clearSignInAttempts, countSignInAttempt, THROTTLED_MESSAGE } from "./sign-in-throttle";
+import { clearSignInAttempts, countSignInAttempt, uncountSignInAttempt } from "./sign-in-throttle";
 
 // Admin sessions: next-auth v4, JWT strategy, email + password of enabled admin_users, and for an
 // admin with two-factor sign-in a code in the same request (a TOTP or recovery code): without it
@@ -53,7 +53,8 @@ async function buildOptions(): Promise<NextAuthOptions> {
           const email = credentials?.email?.trim().toLowerCase();
           if (!email || !credentials?.password) return null;
           const db = await getDb();
-          if (await countSignInAttempt(db, address, email)) throw new Error(THROTTLED_MESSAGE);
+          const refusal = await countSignInAttempt(db, address, email);
+          if (refusal) throw new Error(refusal);
           const admin = await findAdminByEmail(db, email);
           const passwordRight = await verifyPasswordOrNone(credentials.password, admin?.passwordHash ?? null).catch((error) => {
             if (error instanceof AppError) throw new Error(error.message); // the scrypt queue is full
@@ -63,7 +64,10 @@ async function buildOptions(): Promise<NextAuthOptions> {
           if (admin.totpSecret) {
             // The password was right: a missing code is a question (the form asks for it).
             const code = credentials.code?.trim();
-            if (!code) throw new Error(TWO_FACTOR_REQUIRED);
+            if (!code) {
+              await uncountSignInAttempt(db, address, email);
+              throw new Error(TWO_FACTOR_REQUIRED);
+            }
             if (!(await acceptSecondFactor(db, admin, code))) throw new Error(TWO_FACTOR_WRONG);
           }
           await clearSignInAttempts(db, address, email);

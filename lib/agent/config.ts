@@ -5,16 +5,22 @@ import { writeAtomically } from "@/lib/provisioning/system";
 import { NODE_NAME } from "./protocol";
 
 // What a node knows of its panel: written by `panel node join` into DATA_DIR/node.json (0600),
-// read by `panel node agent`. The node's NKEY seed is DATA_DIR/node.nk, made by the join.
+// read by `panel node agent`. The node's NKEY seed is DATA_DIR/node.nk, made by the join; the CA
+// given to the join (`--ca`) is kept as DATA_DIR/panel-ca.pem.
 
 export interface NodeConfig {
   name: string;
   nats_url: string;
   panel_url: string;
+  /** The CA that verifies the NATS server's certificate; null: the system's. */
+  ca_file?: string | null;
+  /** Cleartext accepted at the join (`--insecure`): warned at every start. */
+  insecure?: boolean;
 }
 
 export const nodeConfigFile = () => path.join(env().dataDir, "node.json");
 export const nodeSeedFile = () => path.join(env().dataDir, "node.nk");
+export const nodeCaFile = () => path.join(env().dataDir, "panel-ca.pem");
 
 export async function readNodeConfig(): Promise<NodeConfig> {
   const file = nodeConfigFile();

@@ -9,6 +9,7 @@ import { mysqlProvisioner, setDatabaseServerNode } from "@/lib/provisioning/mysq
 import type { NodeConfig } from "./config";
 import { loadOrCreateIdentity } from "./identity";
 import { nodeOperations } from "./operations";
+import { natsTls } from "./transport";
 import {
   AGENT_VERSION,
   decodeMessage,
@@ -95,6 +96,7 @@ export async function startAgent(config: NodeConfig, seedFile: string): Promise<
   const identity = await loadOrCreateIdentity(seedFile);
   const connection = await connect({
     servers: config.nats_url,
+    ...natsTls(config.nats_url, config.ca_file ?? null),
     name: `agent-${node}`,
     authenticator: nkeyAuthenticator(identity.seed),
     inboxPrefix: inboxPrefix(node),

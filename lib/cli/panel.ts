@@ -31,7 +31,7 @@ import { drainNodeSchema, type MoveRecord, startMoveSchema } from "@/lib/moves/s
 import { cancelMove, drainNode, nodeMoves, startMove } from "@/lib/moves/service";
 import { closePanelBus } from "@/lib/nodes/bus";
 import { createNodeSchema } from "@/lib/nodes/schemas";
-import { createNode, deleteNode, findNodeByName, listNodes } from "@/lib/nodes/service";
+import { createNode, deleteNode, findNodeByName, joinCommand, listNodes } from "@/lib/nodes/service";
 import { addPhpVersion, listPhpVersions } from "@/lib/php/service";
 import { createPlan } from "@/lib/plans/service";
 import { createReseller, findResellerByUsername } from "@/lib/resellers/service";
@@ -78,7 +78,7 @@ const USAGE = `Usage: npm run panel -- <command> [--json]
                           (moves run in the panel's server, which must be running: following
                           reads the database every 2 s, PostgreSQL only; Ctrl-C stops following,
                           not the moves. docs/nodes.md "Moving accounts")
-  (on a node: node join --panel URL --token TOKEN --nats URL, node agent)
+  (on a node: node join --panel URL --token TOKEN --nats URL [--ca FILE] [--fingerprint SHA256] [--insecure], node agent)
   backup run [USER]       (every account without USER; failures listed, exit 1)
   backup list USER [--node NAME]
   backup restore USER SNAPSHOT [--database NAME [--into NAME] | --path PATH [--to PATH] | --node NAME]
@@ -469,13 +469,15 @@ const commands: Record<string, Command> = {
 
   async "node add"(db, options, args) {
     const node = await createNode(db, createNodeSchema.parse({ name: args[0], ipv4: required(options, "ipv4"), ssh_host: options["ssh-host"] }), actor);
-    const nats = env().nats?.url ?? "nats://NATS-SERVER:4222";
+    const nats = env().nats;
     return {
       json: node,
       text: [
         `Node ${node.name} added (id ${node.id}). On that machine, as root, within 15 minutes (until ${node.enrolment_expires_at}):`,
-        `  npm run panel -- node join --panel ${env().publicUrl} --token ${node.enrolment_token} --nats ${nats}`,
-        "(the NATS URL as that machine reaches the server), then start its agent: npm run panel -- node agent",
+        `  ${joinCommand(node.enrolment_token)}`,
+        "(the NATS URL as that machine reaches the server)" +
+          (nats?.caFile ? `, with ${nats.caFile} (NATS_CA_FILE) copied to that machine as its --ca file` : "") +
+          ", then start its agent: npm run panel -- node agent",
       ].join("\n"),
     };
   },

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
 import { connect, type NatsConnection, nkeyAuthenticator, type Subscription } from "@nats-io/transport-node";
 import {
@@ -14,10 +15,11 @@ import {
   NODE_NAME,
 } from "@/lib/agent/protocol";
 import { loadOrCreateIdentity } from "@/lib/agent/identity";
+import { natsTls } from "@/lib/agent/transport";
 import { env } from "@/lib/env";
 
 // The panel's side of NATS (docs/nodes.md "How it works"): one connection per process, with the
-// panel's own NKEY; the jobs stream (a JetStream work queue: a job waits there for a node that is
+// panel's own NKEY, over TLS (lib/agent/transport.ts), made in the background; the jobs stream (a JetStream work queue: a job waits there for a node that is
 // down, and leaves it once the node acknowledged it); one durable consumer per node, the only thing
 // that node's key may read; and the events every node publishes, attributed by their subject.
 
@@ -38,8 +40,19 @@ export interface Bus {
   publicKey: string;
 }
 
+/**
+ * The process's connection, made in the background: the panel never waits on NATS to serve
+ * (a server that does not answer, or whose TLS handshake fails, leaves the nodes unreachable and
+ * nothing else). `current` is null until the first connection is made; nats.js keeps it up after.
+ */
+interface BusHolder {
+  connecting: Promise<Bus>;
+  readonly current: Bus | null;
+  close(): Promise<void>;
+}
+
 const globalForBus = globalThis as unknown as {
-  __panelBus?: Promise<Bus>;
+  __panelBus?: BusHolder;
   __panelResultWaiters?: Map<string, ResultWaiter>;
 };
 
@@ -58,40 +71,109 @@ export async function panelPublicKey(): Promise<string> {
   return (await loadOrCreateIdentity(nats.seedFile)).publicKey;
 }
 
-/** This process's connection to NATS, the jobs stream made when missing; null without NATS_URL. */
-export function panelBus(): Promise<Bus> | null {
+/** How long the first connection waits before it is tried again after a failure. */
+const RETRY_MS = 2000;
+
+function busHolder(): BusHolder | null {
   const nats = env().nats;
   if (!nats) return null;
-  return (globalForBus.__panelBus ??= openBus(nats.url, nats.seedFile).catch((error) => {
-    globalForBus.__panelBus = undefined;
-    throw error;
-  }));
+  return (globalForBus.__panelBus ??= connectInBackground(nats));
 }
 
-async function openBus(url: string, seedFile: string): Promise<Bus> {
+function connectInBackground(nats: NonNullable<ReturnType<typeof env>["nats"]>): BusHolder {
+  let closed = false;
+  let current: Bus | null = null;
+  const connecting = (async () => {
+    let lastFailure = "";
+    for (;;) {
+      if (closed) throw new Error("the panel's NATS connection was closed");
+      try {
+        const bus = await openBus(nats.url, nats.caFile, nats.seedFile);
+        if (closed) {
+          await bus.connection.close();
+          continue;
+        }
+        current = bus;
+        return bus;
+      } catch (error) {
+        // Said once per reason, not every RETRY_MS (the server may still be loading the
+        // authorization that lists the panel's key: a first start).
+        const reason = (error as Error).message;
+        if (reason !== lastFailure) console.error(`[nodes] NATS at ${nats.url} does not take the panel's connection (${reason}); trying again every ${RETRY_MS / 1000} s`);
+        lastFailure = reason;
+        await sleep(RETRY_MS);
+      }
+    }
+  })();
+  connecting.catch(() => undefined);
+  return {
+    connecting,
+    get current() {
+      return current;
+    },
+    async close() {
+      closed = true;
+      await current?.connection.drain().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * This process's connection to NATS once it is made (the jobs stream made when missing); null
+ * without NATS_URL. It waits as long as it takes: only for work in the background.
+ */
+export function panelBus(): Promise<Bus> | null {
+  return busHolder()?.connecting ?? null;
+}
+
+/** The connection if it is made now, else null (the caller leaves its work to a later sweep). */
+export function connectedBus(): Bus | null {
+  return busHolder()?.current ?? null;
+}
+
+/** The connection, waiting at most `ms` for it; null without NATS_URL or when it is not made in time. */
+export async function busWithin(ms: number): Promise<Bus | null> {
+  const holder = busHolder();
+  if (!holder) return null;
+  if (holder.current) return holder.current;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+  try {
+    return await Promise.race([holder.connecting.catch(() => null), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function openBus(url: string, caFile: string | null, seedFile: string): Promise<Bus> {
   const identity = await loadOrCreateIdentity(seedFile);
   const connection = await connect({
     servers: url,
+    ...natsTls(url, caFile),
     name: "hosting-panel",
     authenticator: nkeyAuthenticator(identity.seed),
     maxReconnectAttempts: -1,
     reconnectTimeWait: 1000,
-    // The server may still be loading the authorization that lists the panel's key (first start).
-    waitOnFirstConnect: true,
+    // Once connected, a reload that briefly refuses the key is waited out.
     ignoreAuthErrorAbort: true,
   });
-  const manager = await jetstreamManager(connection);
-  await ensureJobsStream(manager);
-  // Results (and a long job's word that it is still at it) reach the process that waits for
-  // them, whichever instance the node answered.
-  for (const kind of ["result", "working"] as const) {
-    connection.subscribe(`panel.events.*.${kind}`, {
-      callback: (error, message) => {
-        if (!error) deliverToWaiter(kind, message.subject, message.data);
-      },
-    });
+  try {
+    const manager = await jetstreamManager(connection);
+    await ensureJobsStream(manager);
+    // Results (and a long job's word that it is still at it) reach the process that waits for
+    // them, whichever instance the node answered.
+    for (const kind of ["result", "working"] as const) {
+      connection.subscribe(`panel.events.*.${kind}`, {
+        callback: (error, message) => {
+          if (!error) deliverToWaiter(kind, message.subject, message.data);
+        },
+      });
+    }
+    return { connection, manager, client: jetstream(connection), publicKey: identity.publicKey };
+  } catch (error) {
+    await connection.close().catch(() => undefined);
+    throw error;
   }
-  return { connection, manager, client: jetstream(connection), publicKey: identity.publicKey };
 }
 
 async function ensureJobsStream(manager: JetStreamManager): Promise<void> {
@@ -213,9 +295,9 @@ export function subscribeNodeEvents(bus: Bus, handle: (event: NodeEvent) => Prom
   });
 }
 
-/** Closes this process's connection (shutdown, tests). */
+/** Closes this process's connection, or stops making it (shutdown, tests). */
 export async function closePanelBus(): Promise<void> {
-  const bus = globalForBus.__panelBus;
+  const holder = globalForBus.__panelBus;
   globalForBus.__panelBus = undefined;
-  if (bus) await (await bus.catch(() => null))?.connection.drain().catch(() => undefined);
+  await holder?.close();
 }

@@ -5,7 +5,7 @@ import { nodeJobs, nodes } from "@/db/schema";
 import { type Job, type JobResult, PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import { env } from "@/lib/env";
 import { AppError, UnavailableError } from "@/lib/errors";
-import { panelBus, publishJob, waitForResult, withdrawJob } from "./bus";
+import { busWithin, connectedBus, publishJob, waitForResult, withdrawJob } from "./bus";
 import { nodeStateOf } from "./service";
 
 // Work for a node other than `local` (docs/nodes.md "What the API promises"), two ways:
@@ -69,8 +69,9 @@ export interface LongRun {
  */
 export async function runOnNodeNow(node: NodeRow, op: string, args: unknown, afterSilence?: () => Promise<void>, long?: LongRun): Promise<unknown> {
   if (!nodeTakesJobs(node)) throw new NodeUnavailableError(node.name);
-  const bus = await panelBus()!;
   const timeoutMs = env().nodeJobTimeoutMs;
+  const bus = await busWithin(timeoutMs);
+  if (!bus) throw new NodeUnavailableError(node.name);
   const job = newJob(op, args, { expiresAt: Date.now() + timeoutMs, deadlineAt: long && Date.now() + long.deadlineMs });
   const answer = waitForResult(node.name, job.id, timeoutMs, long?.signal);
   const sequence = await publishJob(bus, node.name, job);
@@ -103,9 +104,9 @@ export async function queueOnNode(db: Queryable, node: NodeRow, accountId: numbe
  * id covers a panel that stopped between publishing one and noting it.
  */
 export async function publishQueuedJobs(db: Queryable, nodeId: number): Promise<void> {
-  const connecting = panelBus();
-  if (!connecting) return;
-  const bus = await connecting;
+  // Not connected yet: the sweep publishes it once the connection is made.
+  const bus = connectedBus();
+  if (!bus) return;
   const [node] = await db.select().from(nodes).where(eq(nodes.id, nodeId));
   // An agent older than the panel gets nothing: its work waits until it is updated.
   if (!node || (node.protocolVersion ?? 0) < PROTOCOL_VERSION) return;

@@ -3,9 +3,10 @@ import type { Database } from "@/db/client";
 import { nodeJobs, nodes } from "@/db/schema";
 import { finishTermination } from "@/lib/accounts/lifecycle";
 import type { Heartbeat, Hello, JobResult } from "@/lib/agent/protocol";
+import { cleartextWarning } from "@/lib/agent/transport";
 import { env } from "@/lib/env";
 import { recordNodeSample } from "@/lib/metrics/collector";
-import { ensureNodeConsumer, panelBus, subscribeNodeEvents } from "./bus";
+import { type Bus, ensureNodeConsumer, panelBus, subscribeNodeEvents } from "./bus";
 import { publishQueuedJobs, recordJobResult } from "./dispatch";
 import { queueNodeReconcile } from "./reconcile";
 import { applyNodeAuthorization, recordHeartbeat } from "./service";
@@ -15,7 +16,8 @@ import { applyNodeAuthorization, recordHeartbeat } from "./service";
 // events handled as they come — each by one panel instance, attributed to the node whose
 // subject (and so whose credentials) carried it:
 //   hello      the agent (re)connected: the queued work it missed is published, then the whole
-//              state of its accounts (lib/nodes/reconcile.ts)
+//              state of its accounts (lib/nodes/reconcile.ts); at most once per 10 s per node
+//              (a sooner one is put off, the rest coalesced), and one reconcile waiting at most
 //   heartbeat  its last heartbeat, disk and load
 //   metrics    a sample of its figures, kept as its metrics history (lib/metrics/collector.ts)
 //   result     a queued job done or failed; a termination's records go once its node removed it
@@ -23,11 +25,50 @@ import { applyNodeAuthorization, recordHeartbeat } from "./service";
 /** How often queued work a stopped panel did not publish is looked for (it is published after its commit otherwise). */
 const OUTBOX_SWEEP_MS = 10_000;
 
+/**
+ * A node's hello counts at most once per HELLO_EVERY_MS (per panel instance): one that comes
+ * sooner is put off to the end of that time, and any more meanwhile are that same one — a flood
+ * builds one reconcile, and an agent that really restarted twice still gets its reconcile.
+ */
+export const HELLO_EVERY_MS = 10_000;
+
+interface HelloTimes {
+  last: number;
+  putOff: NodeJS.Timeout | null;
+}
+const globalForEvents = globalThis as unknown as { __panelHellos?: Map<string, HelloTimes> };
+// One entry per enrolled node's name (checked before it is added): bounded by the nodes.
+const hellos = (globalForEvents.__panelHellos ??= new Map());
+
+/** Runs `count` for the node's hello now, or once at the end of its HELLO_EVERY_MS, or not at all when one is put off already. */
+function onHello(node: string, count: () => Promise<void>): void {
+  const times = hellos.get(node) ?? { last: -Infinity, putOff: null };
+  hellos.set(node, times);
+  if (times.putOff) return;
+  const run = () => {
+    times.putOff = null;
+    times.last = Date.now();
+    count().catch((error) => console.error(`[nodes] ${node} hello:`, (error as Error).message));
+  };
+  const wait = times.last + HELLO_EVERY_MS - Date.now();
+  if (wait <= 0) run();
+  else times.putOff = setTimeout(run, wait).unref();
+}
+
 export async function startNodeEvents(db: Database): Promise<void> {
-  if (!env().nats) return;
+  const nats = env().nats;
+  if (!nats) return;
+  if (nats.insecure) console.warn(cleartextWarning("The panel", nats.url, "NATS_INSECURE=1"));
   // Before connecting: on a first start the server does not know the panel's key yet.
   await applyNodeAuthorization(db);
-  const bus = await panelBus()!;
+  // In the background: the panel serves whether or not NATS answers (its nodes then show unreachable).
+  void panelBus()!
+    .then((bus) => listenToNodes(db, bus))
+    .catch((error) => console.error("[nodes] the nodes' events are not listened to:", (error as Error).message));
+  setInterval(() => void sweepOutbox(db).catch((error) => console.error("[nodes] publishing queued work:", (error as Error).message)), OUTBOX_SWEEP_MS).unref();
+}
+
+async function listenToNodes(db: Database, bus: Bus): Promise<void> {
   for (const { name } of await db.select({ name: nodes.name }).from(nodes).where(isNotNull(nodes.publicKey))) await ensureNodeConsumer(bus, name);
   subscribeNodeEvents(bus, async ({ node, kind, body }) => {
     // A long job's word that it is still at it is for the request waiting on it (lib/nodes/bus.ts).
@@ -38,16 +79,18 @@ export async function startNodeEvents(db: Database): Promise<void> {
     if (kind === "heartbeat") await recordHeartbeat(db, node, body as Heartbeat);
     if (kind === "metrics") await recordNodeSample(db, known.id, body);
     if (kind === "hello") {
-      await recordHeartbeat(db, node, body as Hello);
-      await publishQueuedJobs(db, known.id);
-      await queueNodeReconcile(db, known);
+      onHello(node, async () => {
+        await recordHeartbeat(db, node, body as Hello);
+        // The queued work it missed, then the whole state of its accounts (as they are by then).
+        const [current] = await db.select().from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
+        if (current) await queueNodeReconcile(db, current);
+      });
     }
     if (kind === "result") {
       const job = await recordJobResult(db, known.id, body as JobResult);
       if (job?.kind === "terminate" && job.state === "done" && job.accountId !== null) await finishTermination(db, job.accountId);
     }
   });
-  setInterval(() => void sweepOutbox(db).catch((error) => console.error("[nodes] publishing queued work:", (error as Error).message)), OUTBOX_SWEEP_MS).unref();
 }
 
 async function sweepOutbox(db: Database): Promise<void> {

@@ -1,11 +1,13 @@
-import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, type SQL } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { accountMoves, cronJobs, customerDatabases, databaseUsers, hostingAccounts, nodes, plans } from "@/db/schema";
+import { accountMoves, cronJobs, customerDatabases, databaseUsers, hostingAccounts, nodeJobs, nodes, plans } from "@/db/schema";
+import { JOBS_STREAM, jobsConsumer } from "@/lib/agent/protocol";
 import { hostedAccounts, knownPhpVersions } from "@/lib/hosting/service";
 import type { AccountState } from "@/lib/provisioning/reconcile";
 import { notFound } from "@/lib/errors";
 import type { AuthorizedKey } from "@/lib/provisioning/openssh";
 import { accountKeys, loginAccounts } from "@/lib/ssh/service";
+import { connectedBus } from "./bus";
 import { publishQueuedJobs, queueOnNode } from "./dispatch";
 import type { NodeRow } from "./hosts";
 
@@ -88,9 +90,39 @@ export async function queueAccountReconcile(db: Database, accountId: number): Pr
   await publishQueuedJobs(db, row.node.id);
 }
 
-/** Queues the reconcile of every account of `node` (its agent said hello), and publishes it. */
+/**
+ * Queues the reconcile of every account of `node` (its agent said hello) and publishes what the
+ * node has waiting. A node has at most one such reconcile waiting: a newer one replaces one not
+ * yet sent; one already on the node's queue is not doubled (what is queued after it follows in
+ * order, so the node ends as the database says) unless that queue is empty — its result never
+ * reached the panel — when it is marked failed and replaced.
+ */
 export async function queueNodeReconcile(db: Database, node: NodeRow): Promise<void> {
+  const waiting = await db
+    .select({ id: nodeJobs.id, publishedAt: nodeJobs.publishedAt })
+    .from(nodeJobs)
+    .where(and(eq(nodeJobs.nodeId, node.id), eq(nodeJobs.kind, "reconcile"), isNull(nodeJobs.accountId), eq(nodeJobs.state, "pending")));
+  const sent = waiting.filter((row) => row.publishedAt !== null).map((row) => row.id);
+  const unsent = waiting.filter((row) => row.publishedAt === null).map((row) => row.id);
+  if (sent.length > 0 && !(await nodeQueueIsEmpty(node.name))) return publishQueuedJobs(db, node.id);
   const accounts = await accountStates(db, node);
-  await queueOnNode(db, node, null, "reconcile", "node.reconcile", { accounts, phpVersions: await knownPhpVersions(db) });
+  await db.transaction(async (tx) => {
+    if (sent.length > 0) {
+      await tx
+        .update(nodeJobs)
+        .set({ state: "failed", error: "its result never reached the panel; replaced by a newer reconcile", finishedAt: new Date() })
+        .where(and(inArray(nodeJobs.id, sent), eq(nodeJobs.state, "pending")));
+    }
+    if (unsent.length > 0) await tx.delete(nodeJobs).where(and(inArray(nodeJobs.id, unsent), isNull(nodeJobs.publishedAt)));
+    await queueOnNode(tx, node, null, "reconcile", "node.reconcile", { accounts, phpVersions: await knownPhpVersions(tx) });
+  });
   await publishQueuedJobs(db, node.id);
+}
+
+/** Whether the node's queue holds nothing (taken or not); false when the panel cannot tell. */
+async function nodeQueueIsEmpty(node: string): Promise<boolean> {
+  const bus = connectedBus();
+  if (!bus) return false;
+  const info = await bus.manager.consumers.info(JOBS_STREAM, jobsConsumer(node)).catch(() => null);
+  return info !== null && info.num_pending === 0 && info.num_ack_pending === 0;
 }

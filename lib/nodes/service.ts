@@ -1,16 +1,18 @@
 import { createHash, randomBytes } from "node:crypto";
+import path from "node:path";
 import { and, asc, count, eq, ilike, isNotNull, or } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { hostingAccounts, nodes } from "@/db/schema";
 import { HEARTBEAT_S, type Heartbeat, type Hello, MISSED_HEARTBEATS, nodePermissions, PROTOCOL_VERSION } from "@/lib/agent/protocol";
+import { isCleartext } from "@/lib/agent/transport";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { moveApexRecords } from "@/lib/dns/zone";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { env } from "@/lib/env";
-import { AppError, notFound, validationError } from "@/lib/errors";
+import { AppError, notFound, UnavailableError, validationError } from "@/lib/errors";
 import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
 import { applyNatsAuthorization, type NatsUser } from "@/lib/provisioning/nats";
-import { ensureNodeConsumer, panelBus, panelPublicKey, removeNodeConsumer } from "./bus";
+import { busWithin, ensureNodeConsumer, panelPublicKey, removeNodeConsumer } from "./bus";
 import { LOCAL_NODE, type createNodeSchema, type joinNodeSchema, type NODE_STATES, type updateNodeSchema } from "./schemas";
 import type { z } from "zod";
 
@@ -97,6 +99,20 @@ export async function findNodeByName(db: Queryable, name: string): Promise<NodeR
   return row ?? null;
 }
 
+/**
+ * The command that enrols a node with `token`, as the panel shows it (`panel node add`, the Nodes
+ * page): over https:// and tls://; `--ca` when the NATS server's certificate is signed by the
+ * administrator's own CA (NATS_CA_FILE, which they copy to the node); `--insecure` only when this
+ * panel itself runs in cleartext (docs/nodes.md "Security").
+ */
+export function joinCommand(token: string): string {
+  const { publicUrl, nats } = env();
+  const words = ["npm run panel -- node join", `--panel ${publicUrl}`, `--token ${token}`, `--nats ${nats?.url ?? "tls://NATS-SERVER:4222"}`];
+  if (nats?.caFile) words.push(`--ca ${path.basename(nats.caFile)}`);
+  if (isCleartext(publicUrl) || nats?.insecure) words.push("--insecure");
+  return words.join(" ");
+}
+
 /** A new node and its one-time enrolment token (the only time it is shown). */
 export async function createNode(db: Database, input: z.output<typeof createNodeSchema>, actor: Actor) {
   if (await findNodeByName(db, input.name)) throw validationError("name", "is already a node's name");
@@ -154,8 +170,9 @@ export async function deleteNode(db: Database, id: number, actor: Actor): Promis
     await recordAudit(tx, actor, { action: "node.delete", targetType: "node", targetId: id, details: { name: row.name } });
   });
   await applyNodeAuthorization(db);
-  const bus = panelBus();
-  if (bus) await removeNodeConsumer(await bus, row.name);
+  // Its queue goes with it; a panel not connected to NATS leaves it to the next start (lib/nodes/events.ts).
+  const bus = await busWithin(env().nodeJobTimeoutMs);
+  if (bus) await removeNodeConsumer(bus, row.name);
   return { message: `Node ${row.name} removed: its credentials no longer connect` };
 }
 
@@ -165,6 +182,9 @@ export async function deleteNode(db: Database, id: number, actor: Actor): Promis
  */
 export async function joinNode(db: Database, input: z.output<typeof joinNodeSchema>) {
   if (!env().nats) throw new AppError("UNAVAILABLE", "This panel has no NATS server (NATS_URL): it cannot take nodes");
+  // Before the token is used: a join the panel cannot complete leaves it for another try.
+  const bus = await busWithin(env().nodeJobTimeoutMs);
+  if (!bus) throw new UnavailableError("The panel cannot reach its NATS server now; try the join again later", 30);
   const joined = await db.transaction(async (tx) => {
     const [row] = await tx.select().from(nodes).where(eq(nodes.enrolmentTokenHash, hashToken(input.token))).for("update");
     // One answer for unknown, used and expired tokens: none tells which.
@@ -181,7 +201,6 @@ export async function joinNode(db: Database, input: z.output<typeof joinNodeSche
     await recordAudit(tx, { type: "system" }, { action: "node.join", targetType: "node", targetId: row.id, details: { name: row.name, public_key: input.public_key } });
     return updated;
   });
-  const bus = await panelBus()!;
   await ensureNodeConsumer(bus, joined.name);
   await applyNodeAuthorization(db);
   return { name: joined.name, protocol: PROTOCOL_VERSION };

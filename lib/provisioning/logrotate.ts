@@ -1,6 +1,6 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { env } from "@/lib/env";
+import { env, liesWithin } from "@/lib/env";
 import { checkedAbsolutePath } from "./render-checks";
 import { readIfExists } from "./system";
 
@@ -31,14 +31,20 @@ export function renderLogrotateRules(homeRoot: string): string {
   ].join("\n");
 }
 
-/** Writes the rules when they differ from the file's (0644, root's: logrotate ignores a file others can write). */
+/**
+ * Writes the rules when they differ from the file's, root's and never writable by others
+ * (logrotate ignores such a file): in DATA_DIR (the default) 0600 like everything there, elsewhere
+ * (/etc/logrotate.d) 0644 as Debian's own rules.
+ */
 export async function writeLogrotateRules(): Promise<void> {
-  const { logrotateConfigFile, homeRoot } = env();
+  const { logrotateConfigFile, homeRoot, dataDir } = env();
   const rules = renderLogrotateRules(homeRoot);
-  if ((await readIfExists(logrotateConfigFile)) === rules) return;
+  const mode = liesWithin(logrotateConfigFile, dataDir) ? 0o600 : 0o644;
+  const existing = await fs.stat(logrotateConfigFile).catch(() => null);
+  if (existing && (existing.mode & 0o777) === mode && (await readIfExists(logrotateConfigFile)) === rules) return;
   await fs.mkdir(path.dirname(logrotateConfigFile), { recursive: true });
   const temporary = `${logrotateConfigFile}.tmp`;
   await fs.writeFile(temporary, rules);
-  await fs.chmod(temporary, 0o644); // explicitly: the panel's umask is 0077
+  await fs.chmod(temporary, mode); // explicitly: the panel's umask is 0077
   await fs.rename(temporary, logrotateConfigFile);
 }

@@ -1,3 +1,4 @@
+import fs from "node:fs/promises";
 import { checkedAbsolutePath, checkedString } from "./render-checks";
 import { readIfExists, runCommand, writeAtomically } from "./system";
 
@@ -49,13 +50,16 @@ export function renderNatsAuthorization(users: NatsUser[]): string {
 }
 
 /**
- * Writes the authorization file (0600: it names every node's key) and reloads the server when
- * it changed. Resolves with why the reload failed, or null.
+ * Writes the authorization file and reloads the server when it changed. Resolves with why the
+ * reload failed, or null. The file names every node's key: 0600, or 0640 for the group the
+ * administrator gave it (the NATS server's user reads it: Debian's unit runs as `nats`).
  */
 export async function applyNatsAuthorization(file: string, users: NatsUser[], reloadCommand: string | null): Promise<string | null> {
   const contents = renderNatsAuthorization(users);
   checkedAbsolutePath(RENDERER, "file", file);
   if ((await readIfExists(file)) === contents) return null;
-  await writeAtomically(file, contents, 0o600);
+  const group = (await fs.stat(file).catch(() => null))?.gid ?? 0;
+  if (group === 0 || group === process.getegid?.()) await writeAtomically(file, contents, 0o600);
+  else await writeAtomically(file, contents, 0o640, { uid: process.geteuid!(), gid: group });
   return reloadCommand ? runCommand(reloadCommand, {}, 15_000) : null;
 }

@@ -14,6 +14,7 @@ import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { startNats, type TestNats } from "../support/nats";
+import { startTlsFront, type TlsFront } from "../support/tls";
 import { makeKey } from "../support/seed";
 import { waitFor } from "../support/wait";
 
@@ -50,10 +51,16 @@ for (const backend of machineBackends("postgres")) {
     const admin = () => apiClient(env.server.baseUrl, env.seed.adminKey);
     const nodes: Record<string, { id: number; dir: ReturnType<typeof nodeDir> }> = {};
 
+    // The panel over https, as nodes reach it (TLS in front of it, its certificate from the test's CA).
+    let front: TlsFront;
+    const panelUrl = () => `https://127.0.0.1:${front.port}`;
+
     before(async () => {
       env = await createEnvironment(backend, seed, nats.env);
+      front = await startTlsFront(env.server.port, nats.tls);
     });
     after(async () => {
+      await front?.stop();
       await env?.teardown();
     });
 
@@ -70,7 +77,7 @@ for (const backend of machineBackends("postgres")) {
         assert.match(created.body.enrolment_token, /^hcp_node_/);
         assert.equal(created.body.state, "unreachable");
         const dir = nodeDir(name);
-        const joined = await runPanel(dir, "node", "join", "--panel", env.server.baseUrl, "--token", created.body.enrolment_token, "--nats", nats.url);
+        const joined = await runPanel(dir, "node", "join", "--panel", panelUrl(), "--token", created.body.enrolment_token, "--nats", nats.url, "--ca", nats.tls.caFile);
         assert.equal(joined.code, 0, joined.stderr);
         assert.match(joined.stdout, new RegExp(`node ${name}`));
         assert.equal(fs.statSync(seedOf(dir)).mode & 0o777, 0o600);
@@ -78,7 +85,7 @@ for (const backend of machineBackends("postgres")) {
         assert.equal(config.name, name);
         nodes[name] = { id: created.body.id, dir };
         // Used once: the same token again is refused, and changes nothing.
-        const again = await runPanel(nodeDir("again"), "node", "join", "--panel", env.server.baseUrl, "--token", created.body.enrolment_token, "--nats", nats.url);
+        const again = await runPanel(nodeDir("again"), "node", "join", "--panel", panelUrl(), "--token", created.body.enrolment_token, "--nats", nats.url, "--ca", nats.tls.caFile);
         assert.equal(again.code, 1);
         assert.match(again.stderr, /unknown or expired/);
       }
@@ -98,7 +105,7 @@ for (const backend of machineBackends("postgres")) {
         assert.ok(node.load.length === 3);
         // As the panel does: a job on n1's queue, its result on n1's events.
         const panelSeed = await loadOrCreateIdentity(path.join(env.database.env.DATA_DIR ?? "", "nats-panel.nk"));
-        const panel = await connect({ servers: nats.url, authenticator: nkeyAuthenticator(panelSeed.seed) });
+        const panel = await connect({ ...nats.options, authenticator: nkeyAuthenticator(panelSeed.seed) });
         try {
           // Its results, the reconcile the panel queued at its hello among them: the one of this job.
           const results = panel.subscribe("panel.events.n1.result", { timeout: 15_000 });
@@ -120,13 +127,13 @@ for (const backend of machineBackends("postgres")) {
     test("node 1's key cannot consume, subscribe to or publish on node 2's subjects, nor queue jobs", async () => {
       // Something to steal: a job waiting on n2's queue.
       const panelIdentity = await loadOrCreateIdentity(path.join(env.database.env.DATA_DIR, "nats-panel.nk"));
-      const panel = await connect({ servers: nats.url, authenticator: nkeyAuthenticator(panelIdentity.seed) });
+      const panel = await connect({ ...nats.options, authenticator: nkeyAuthenticator(panelIdentity.seed) });
       const manager = await jetstreamManager(panel);
       await jetstream(panel).publish("panel.jobs.n2", encodeMessage({ id: `secret-${backend}`, protocol: PROTOCOL_VERSION, op: "ping", args: null }));
       const pendingBefore = (await manager.consumers.info(JOBS_STREAM, "node-n2")).num_pending;
 
       const n1Identity = await loadOrCreateIdentity(seedOf(nodes.n1.dir));
-      const stolen = await connect({ servers: nats.url, authenticator: nkeyAuthenticator(n1Identity.seed), inboxPrefix: "_INBOX_n1" });
+      const stolen = await connect({ ...nats.options, authenticator: nkeyAuthenticator(n1Identity.seed), inboxPrefix: "_INBOX_n1" });
       try {
         await assert.rejects(async () => (await jetstream(stolen).consumers.get(JOBS_STREAM, "node-n2")).next({ expires: 1000 }), /permissions violation/i);
         // The raw pull request on n2's consumer, with n1's own inbox for the answer: refused, nothing delivered.
@@ -159,7 +166,7 @@ for (const backend of machineBackends("postgres")) {
 
     test("an agent older than the panel is shown as outdated and gets no accounts", async () => {
       const identity = await loadOrCreateIdentity(seedOf(nodes.n1.dir));
-      const old = await connect({ servers: nats.url, authenticator: nkeyAuthenticator(identity.seed), inboxPrefix: "_INBOX_n1" });
+      const old = await connect({ ...nats.options, authenticator: nkeyAuthenticator(identity.seed), inboxPrefix: "_INBOX_n1" });
       try {
         old.publish("panel.events.n1.heartbeat", encodeMessage({ agent_version: "0.0.0", protocol: PROTOCOL_VERSION - 1, disk: null, load: [0, 0, 0] }));
         await old.flush();
@@ -186,7 +193,7 @@ for (const backend of machineBackends("postgres")) {
       await Promise.race([agent.stopped, new Promise((_, reject) => setTimeout(() => reject(new Error("still connected after 5 s")), 5000))]);
       assert.ok(Date.now() - revokedAt < 5000);
       const identity = await loadOrCreateIdentity(seedOf(n2.dir));
-      await assert.rejects(connect({ servers: nats.url, authenticator: nkeyAuthenticator(identity.seed), reconnect: false }), /authorization violation/i);
+      await assert.rejects(connect({ ...nats.options, authenticator: nkeyAuthenticator(identity.seed), reconnect: false }), /authorization violation/i);
       assert.equal((await admin().get(`/api/admin/nodes/${n2.id}`)).status, 404);
       assert.doesNotMatch(fs.readFileSync(nats.authFile, "utf8"), /# n2/);
     });

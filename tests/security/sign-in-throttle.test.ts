@@ -10,6 +10,8 @@ import { seedActor } from "../support/seed";
 // An attacker guessing admin passwords over raw HTTP, from as many addresses as they like: an
 // IPv6 customer line has a whole /64 of them, and a botnet has thousands of IPv4 addresses. The
 // server trusts this test as its proxy, so X-Forwarded-For says where each attempt comes from.
+// An address is refused past 5 attempts; an e-mail only slows (docs/security.md "Sign-in guesses
+// are counted where every instance sees them").
 
 const PASSWORD = "the admin's long password";
 const THROTTLED = /Too many failed sign-ins/;
@@ -75,14 +77,39 @@ for (const backend of backends) {
       assert.equal(neighbour.signedIn, true, "the next /64 is another customer's");
     });
 
-    test("one admin's e-mail from 50 unrelated addresses is throttled after the tenth attempt", async () => {
+    // Issue 36: ten wrong passwords from ten addresses refused the right one from an eleventh for
+    // 15 minutes (the per-e-mail limit locked). Seen to fail on that code: the eleventh address
+    // was refused ("Too many failed sign-ins; try again in 15 minutes").
+    test("ten wrong passwords from ten addresses: the right one from an eleventh address gets in", async () => {
       const csrf = await csrfOf(base());
-      const outcomes = [];
-      for (let i = 1; i <= 50; i++) outcomes.push(await signIn(base(), csrf, `203.0.113.${i}`, "victim@example.com", `guess ${i}`));
-      const throttled = outcomes.map((outcome) => THROTTLED.test(outcome.error ?? ""));
-      assert.ok(!throttled.slice(0, 10).some(Boolean) && throttled.slice(10).every(Boolean), `throttled: ${throttled.join(" ")}`);
+      for (let i = 1; i <= 10; i++) {
+        const wrong = await signIn(base(), csrf, `203.0.113.${i}`, "victim@example.com", `guess ${i}`);
+        assert.equal(wrong.signedIn, false);
+        assert.doesNotMatch(wrong.error ?? "", THROTTLED);
+      }
       const right = await signIn(base(), csrf, "192.0.2.200", "victim@example.com", PASSWORD);
-      assert.equal(right.signedIn, false, "the account is closed to guesses, whoever asks");
+      assert.equal(right.signedIn, true, `refused: ${right.error}`);
+    });
+
+    test("past ten wrong passwords an e-mail slows: an address that has tried before waits 1 s, then 2 s; a fresh address is still heard", async () => {
+      const csrf = await csrfOf(base());
+      for (let i = 1; i <= 10; i++) await signIn(base(), csrf, `198.18.0.${i}`, "victim@example.com", `guess ${i}`);
+      const waitOf = (error: string | null) => Number(/try again in (\d+) s/.exec(error ?? "")?.[1]);
+      const first = await signIn(base(), csrf, "198.18.0.1", "victim@example.com", "guess 11");
+      assert.equal(first.signedIn, false);
+      assert.match(first.error ?? "", THROTTLED);
+      assert.equal(waitOf(first.error), 1);
+      // As told: after that second, the same address is heard once (a wrong password, counted)…
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const heard = await signIn(base(), csrf, "198.18.0.1", "victim@example.com", "guess 12");
+      assert.equal(heard.signedIn, false);
+      assert.doesNotMatch(heard.error ?? "", THROTTLED);
+      // …and the next must wait twice as long, the right password included.
+      const next = await signIn(base(), csrf, "198.18.0.2", "victim@example.com", PASSWORD);
+      assert.equal(next.signedIn, false);
+      assert.equal(waitOf(next.error), 2);
+      const fresh = await signIn(base(), csrf, "198.18.1.1", "victim@example.com", PASSWORD);
+      assert.equal(fresh.signedIn, true, `refused: ${fresh.error}`);
     });
 
     if (backend === backends[0]) {

@@ -1,9 +1,11 @@
 import type { ChildProcess } from "node:child_process";
+import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { apiClient, type Credentials } from "./http";
 import type { TestNats } from "./nats";
 import { type NodeHost, startNodeHost } from "./node-host";
+import { PANEL_HOST_NAME, startTlsFront } from "./tls";
 import { startNodeMariadb } from "./node-mariadb";
 import { startWebServers, type WebServers } from "./web-servers";
 
@@ -130,7 +132,20 @@ export async function startTestNode(
     const created = await admin.post("/api/admin/nodes", { name, ipv4: host.address });
     if (created.status !== 201) throw new Error(`the node was not added: ${JSON.stringify(created.body)}`);
     node.id = created.body.id;
-    const joined = await node.panel(["node", "join", "--panel", `http://${host.gateway}:${options.panelPort}`, "--token", created.body.enrolment_token, "--nats", `nats://${host.gateway}:${options.nats.port}`]);
+    // As docs/nodes.md "Three machines, step by step": the node knows machine P by its name (here
+    // its own /etc/hosts), reaches the panel over https (TLS in front of it, as nginx is there)
+    // and NATS over tls, both certificates verified against the administrator's CA (--ca).
+    fs.appendFileSync(path.join(host.root, "etc", "hosts"), `${host.gateway} ${PANEL_HOST_NAME}\n`);
+    const front = await startTlsFront(options.panelPort, options.nats.tls, host.gateway);
+    const joined = await node
+      .panel([
+        "node", "join",
+        "--panel", `https://${PANEL_HOST_NAME}:${front.port}`,
+        "--token", created.body.enrolment_token,
+        "--nats", `tls://${PANEL_HOST_NAME}:${options.nats.port}`,
+        "--ca", options.nats.tls.caFile,
+      ])
+      .finally(() => front.stop());
     if (joined.code !== 0) throw new Error(`panel node join failed: ${joined.output}`);
     node.startAgent();
     const started = Date.now();

@@ -6,7 +6,7 @@ import { idField } from "@/lib/http/operation";
 import { drainNodeSchema } from "@/lib/moves/schemas";
 import { drainNode } from "@/lib/moves/service";
 import { type CreateNodeInput, createNodeSchema, type NodeFormInput, nodeFormSchema } from "@/lib/nodes/schemas";
-import { createNode, deleteNode, getNode, updateNode } from "@/lib/nodes/service";
+import { createNode, deleteNode, getNode, joinCommand, updateNode } from "@/lib/nodes/service";
 
 // Server actions of the Nodes pages; the services parse the input with the same schemas.
 
@@ -14,6 +14,7 @@ import { createNode, deleteNode, getNode, updateNode } from "@/lib/nodes/service
 export interface NewNode {
   name: string;
   token: string;
+  command: string;
   expiresAt: string;
 }
 
@@ -21,7 +22,7 @@ export async function createNodeAction(input: CreateNodeInput) {
   return runAdminFormAction(
     "/admin/nodes",
     (db, actor) => createNode(db, createNodeSchema.parse(input), actor),
-    (node): NewNode => ({ name: node.name, token: node.enrolment_token, expiresAt: node.enrolment_expires_at }),
+    (node): NewNode => ({ name: node.name, token: node.enrolment_token, command: joinCommand(node.enrolment_token), expiresAt: node.enrolment_expires_at }),
   );
 }
 

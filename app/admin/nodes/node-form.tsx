@@ -11,7 +11,7 @@ import { createNodeAction, type NewNode, updateNodeAction } from "./actions";
 const LIST = "/admin/nodes";
 
 /** Add a node; once added, the command that enrols its machine, shown this once. */
-export function CreateNodeForm({ panelUrl, natsUrl }: { panelUrl: string; natsUrl: string | null }) {
+export function CreateNodeForm({ natsUrl }: { natsUrl: string | null }) {
   const [created, setCreated] = useState<NewNode | null>(null);
   const { form, message, onSubmit } = useAdminForm({
     schema: createNodeSchema,
@@ -20,7 +20,7 @@ export function CreateNodeForm({ panelUrl, natsUrl }: { panelUrl: string; natsUr
     doneHref: LIST,
     onSaved: setCreated,
   });
-  if (created) return <JoinCommand node={created} panelUrl={panelUrl} natsUrl={natsUrl} />;
+  if (created) return <JoinCommand node={created} natsUrl={natsUrl} />;
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Add node" cancelHref={LIST}>
       <fieldset>
@@ -33,8 +33,8 @@ export function CreateNodeForm({ panelUrl, natsUrl }: { panelUrl: string; natsUr
   );
 }
 
-function JoinCommand({ node, panelUrl, natsUrl }: { node: NewNode; panelUrl: string; natsUrl: string | null }) {
-  const command = `npm run panel -- node join --panel ${panelUrl} --token ${node.token} --nats ${natsUrl ?? "nats://NATS-SERVER:4222"}`;
+function JoinCommand({ node, natsUrl }: { node: NewNode; natsUrl: string | null }) {
+  const command = node.command;
   return (
     <section className="card" aria-label="Enrol the node">
       <h2>Node “{node.name}” added</h2>
@@ -48,7 +48,9 @@ function JoinCommand({ node, panelUrl, natsUrl }: { node: NewNode; panelUrl: str
         <CopyButton value={command} label="command" />
       </div>
       <p className="muted">
-        {natsUrl ? "Change the --nats address if that machine reaches the NATS server by another name." : "Set NATS_URL on this panel first: nodes take their work from a NATS server."}{" "}
+        {natsUrl
+          ? `Change the --nats address if that machine reaches the NATS server by another name.${command.includes(" --ca ") ? " Copy the CA certificate named by --ca to that machine first." : ""}`
+          : "Set NATS_URL on this panel first: nodes take their work from a NATS server."}{" "}
         Then start its agent there: <code>npm run panel -- node agent</code>.
       </p>
       <Link className="button" href={LIST}>

@@ -12,7 +12,7 @@ export default async function CreateNodePage() {
     <>
       <Breadcrumbs trail={[{ label: "Hosting" }, { label: "Nodes", href: "/admin/nodes" }, { label: "Add" }]} />
       <h1>Add node</h1>
-      <CreateNodeForm panelUrl={env().publicUrl} natsUrl={env().nats?.url ?? null} />
+      <CreateNodeForm natsUrl={env().nats?.url ?? null} />
     </>
   );
 }
