@@ -4,7 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
+import { createTestDatabase, machineBackends, type TestDatabase } from "../support/database";
 import { apiClient, type Credentials } from "../support/http";
 import { startNats, type TestNats } from "../support/nats";
 import { makeKey } from "../support/seed";
@@ -42,7 +42,7 @@ after(async () => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-const [backend] = testBackends();
+const [backend] = machineBackends("pglite");
 
 describe(`a NATS server that does not answer (${backend})`, () => {
   let database: TestDatabase;

@@ -9,7 +9,7 @@ import type { Database } from "@/db/client";
 import { loadOrCreateIdentity } from "@/lib/agent/identity";
 import { encodeMessage, JOBS_STREAM, PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import { runPanel } from "../support/cli";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { startNats, type TestNats } from "../support/nats";
@@ -53,7 +53,7 @@ function nodeDir(name: string) {
 
 const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
 
-const [backend] = testBackends();
+const [backend] = machineBackends("postgres");
 
 describe(`nodes' transport (${backend})`, () => {
   let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
