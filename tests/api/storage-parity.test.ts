@@ -78,6 +78,8 @@ Object.assign(process.env, {
   SERVER_IPV4: "192.0.2.1",
   MOVE_REPOSITORY: path.join(scratch, "moves"),
   NATS_SEED_FILE: path.join(scratch, "nats-panel.nk"),
+  // The stand-in agent's server listens on loopback only, without TLS (what is tested is storage).
+  NATS_INSECURE: "1",
   // A job the stand-in agent holds on purpose is answered well within this.
   NODE_JOB_TIMEOUT_S: "10",
 });

@@ -9,7 +9,7 @@ import { adoptLegacyUsers, linuxNameOwner } from "@/lib/provisioning/marks";
 import { removeLinuxUsers } from "../support/web-servers";
 
 // An installation from before the panel marked its users (docs/security.md "The panel adopts
-// nothing it did not make", "Installations from before the mark"): once per machine, the Linux
+// nothing it did not make", its installations from before the mark): once per machine, the Linux
 // users of the accounts the panel's records name are marked when they are exactly as useradd made
 // them for the panel; a service user of an account's name (home elsewhere) is not, and after that
 // once nothing is adopted any more. Run with the real useradd and gpasswd on this machine's
