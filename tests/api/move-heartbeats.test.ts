@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { createUser } from "@nats-io/nkeys";
+import { eq } from "drizzle-orm";
+import { accountMoves } from "@/db/schema";
+import { PROTOCOL_VERSION } from "@/lib/agent/protocol";
+import type { Actor } from "@/lib/audit/service";
+import { createAccount } from "@/lib/accounts/service";
+import { advanceMoves } from "@/lib/moves/driver";
+import { startMoveSchema } from "@/lib/moves/schemas";
+import { startMove } from "@/lib/moves/service";
+import { closePanelBus } from "@/lib/nodes/bus";
+import { createNodeSchema, joinNodeSchema } from "@/lib/nodes/schemas";
+import { createNode, joinNode, recordHeartbeat } from "@/lib/nodes/service";
+import { createTestDatabase, testBackends } from "../support/database";
+import { type OpenNats, type StandInAgent, startOpenNats, startStandInAgent } from "../support/stand-in-agent";
+
+// Issue 37, item 0: a move's node is judged at each call from its current heartbeat. The source's
+// first pass is held for longer than the heartbeat limit (15 s) while both nodes keep beating, as
+// a pass over a large home on a loaded machine is; the target's restore that follows in the same
+// step must reach the target. On the code before, the step judged the target by the row it read
+// when the step began — 17 s old by then — refused it ("the node n3 does not answer"), counted a
+// failed attempt and left the move in copying.
+
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "panel-move-heartbeats-"));
+Object.assign(process.env, {
+  DATA_DIR: path.join(scratch, "data"),
+  ZONES_DIR: path.join(scratch, "data", "zones"),
+  MOVE_REPOSITORY: path.join(scratch, "moves"),
+  NATS_SEED_FILE: path.join(scratch, "nats-panel.nk"),
+  // The stand-in agent's server listens on loopback only, without TLS.
+  NATS_INSECURE: "1",
+  // The held pass is answered well within this (a stand-in sends no "working" words).
+  NODE_JOB_TIMEOUT_S: "60",
+});
+for (const name of ["DATABASE_URL", "MYSQL_PROVISION_URL", "WEB_SERVER", "SYSTEM_USERS", "SSH_SERVER", "NATS_AUTH_FILE", "NATS_RELOAD_COMMAND"]) delete process.env[name];
+
+const admin: Actor = { type: "cli" };
+const HELD_MS = 17_000;
+const heartbeat = { agent_version: "0.0.1", protocol: PROTOCOL_VERSION, disk: null, load: [0, 0, 0] };
+
+let nats: OpenNats;
+let agent: StandInAgent;
+
+before(async () => {
+  nats = await startOpenNats(path.join(scratch, "nats"));
+  process.env.NATS_URL = nats.url;
+  agent = await startStandInAgent(nats.url);
+});
+after(async () => {
+  await closePanelBus();
+  await agent?.close();
+  await nats?.stop();
+  fs.rmSync(scratch, { recursive: true, force: true });
+});
+
+for (const backend of testBackends()) {
+  describe(`a move's nodes judged at each call (${backend})`, () => {
+    test(`a pass held ${HELD_MS / 1000} s while the nodes beat: the next call of the step reaches the target, the move ends done with no failed attempt`, async () => {
+      const database = await createTestDatabase(backend);
+      const connection = await database.open();
+      const { db } = connection;
+      try {
+        for (const name of ["n2", "n3"]) {
+          const created = await createNode(db, createNodeSchema.parse({ name, ipv4: name === "n2" ? "192.0.2.2" : "192.0.2.3" }), admin);
+          await joinNode(db, joinNodeSchema.parse({ token: created.enrolment_token, public_key: createUser().getPublicKey(), agent_version: "0.0.1", protocol: PROTOCOL_VERSION }));
+        }
+        const beat = () => Promise.all(["n2", "n3"].map((name) => recordHeartbeat(db, name, heartbeat)));
+        await beat();
+        const account = await createAccount(db, { username: `hb${backend.slice(0, 2)}`, domain: `hb${backend.slice(0, 2)}.example`, node: "n2" }, admin);
+        await startMove(db, account.id, startMoveSchema.parse({ node: "n3" }), admin);
+
+        const held = agent.hold("n2", "move.snapshot");
+        const driving = advanceMoves(db, "driver");
+        await held.reached;
+        const beating = setInterval(() => void beat(), 2_000);
+        await new Promise((resolve) => setTimeout(resolve, HELD_MS));
+        held.release();
+        await driving;
+        clearInterval(beating);
+
+        const [move] = await db.select().from(accountMoves).where(eq(accountMoves.accountId, account.id));
+        assert.deepEqual({ state: move.state, attempts: move.attempts, error: move.error }, { state: "done", attempts: 0, error: null });
+      } finally {
+        await connection.close();
+        await database.drop();
+      }
+    });
+  });
+}
