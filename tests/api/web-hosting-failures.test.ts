@@ -10,7 +10,7 @@ import type { Connection } from "@/db/client";
 import { hostingAccounts } from "@/db/schema";
 import { createAccount } from "@/lib/accounts/service";
 import { AppError } from "@/lib/errors";
-import { applySites } from "@/lib/provisioning/nginx";
+import { applySites, siteHeader } from "@/lib/provisioning/nginx";
 import { createTestDatabase, machineBackends, type TestDatabase } from "../support/database";
 import { seedActor } from "../support/seed";
 import { removeLinuxUsers } from "../support/web-servers";
@@ -45,16 +45,18 @@ after(() => {
 test("a refused configuration puts every previous file back and answers 422", async () => {
   const sites = process.env.NGINX_SITES_DIR!;
   fs.mkdirSync(sites, { recursive: true });
-  fs.writeFileSync(path.join(sites, "kept.example.conf"), "# before\n");
+  // The panel's own file from before (its header: a file without it is never overwritten at all).
+  const before = `${siteHeader("kept.example")}\n# before\n`;
+  fs.writeFileSync(path.join(sites, "kept.example.conf"), before);
   await assert.rejects(
     applySites([
-      { domain: "kept.example", contents: "# after\n" },
-      { domain: "new.example", contents: "# new\n" },
+      { domain: "kept.example", contents: `${siteHeader("kept.example")}\n# after\n` },
+      { domain: "new.example", contents: `${siteHeader("new.example")}\n# new\n` },
     ]),
     // nginx's words (here: the test command's exit) go to the log, not into the answer.
     (error) => error instanceof AppError && error.code === "VALIDATION" && error.message === "The web server refused the new configuration; nothing was changed",
   );
-  assert.equal(fs.readFileSync(path.join(sites, "kept.example.conf"), "utf8"), "# before\n");
+  assert.equal(fs.readFileSync(path.join(sites, "kept.example.conf"), "utf8"), before);
   assert.equal(fs.existsSync(path.join(sites, "new.example.conf")), false);
 });
 

@@ -13,6 +13,7 @@ import { createEnvironment, type TestEnvironment } from "../support/environment"
 import { apiClient } from "../support/http";
 import { makeKey, seedActor } from "../support/seed";
 import { makeChrootableRoot, makeKeyPair, type SshServer, sftpRun, startSshServer } from "../support/ssh-server";
+import { waitFor } from "../support/wait";
 import { removeLinuxUsers, startWebServers, systemUsersHostingEnv, type WebServers } from "../support/web-servers";
 
 // The yardstick, as a customer who knows only the API meets it: an account, a MariaDB database
@@ -286,11 +287,10 @@ for (const backend of machineBackends("pglite")) {
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
       })();
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await waitFor("the visitor's first page", async () => seen.includes(200), 10_000);
       const suspended = await admin().post(`/api/admin/accounts/${accountId}/suspend`, { reason: "test" });
       assert.equal(suspended.status, 200, JSON.stringify(suspended.body));
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      polling = false;
+      await waitFor("the visitor's first 503", async () => seen.includes(503), 10_000).finally(() => (polling = false));
       await poller;
       const distinct = seen.filter((status, index) => index === 0 || seen[index - 1] !== status);
       assert.deepEqual(distinct, [200, 503], `statuses seen: ${seen.join(" ")}`);
