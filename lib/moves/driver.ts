@@ -194,17 +194,23 @@ async function databasesOf(db: Queryable, accountId: number) {
 const siteFoldersOf = async (db: Queryable, accountId: number) =>
   siteFolders((await db.select({ root: domains.domainPath }).from(domains).where(eq(domains.accountId, accountId))).map((row) => row.root));
 
-/** One pass: a snapshot on the source, restored on the target. */
+/**
+ * One pass: a snapshot on the source, restored on the target. The source's answer reaches the
+ * target only as the source's host checked it against what was asked (lib/nodes/answers.ts:
+ * snapshot ids of their form, databases and users among the account's own); the target is told
+ * the account's names from the panel's records, and takes nothing else from that answer.
+ */
 async function pass(context: MoveContext, name: "copy" | "final"): Promise<MoveSnapshots> {
   const { db, account, repository } = context;
   const { databases, users, grants } = await databasesOf(db, account.id);
   const long = { deadlineMs: PASS_DEADLINE_MS };
   const snapshots = await context.source.run("move.snapshot", { move: repository, pass: name, username: account.username, databases, database_users: users }, long);
-  await context.target.run("move.restore", { move: repository, username: account.username, snapshots, folders: await siteFoldersOf(db, account.id), databases, grants }, long);
+  const folders = await siteFoldersOf(db, account.id);
+  await context.target.run("move.restore", { move: repository, pass: name, username: account.username, snapshots, folders, databases, database_users: users, grants }, long);
   return snapshots;
 }
 
-const snapshotIds = (snapshots: MoveSnapshots) => [snapshots.home?.id, ...snapshots.dumps.map((dump) => dump.snapshot.id)].filter(Boolean).join(" ");
+const snapshotIds = (snapshots: MoveSnapshots) => [snapshots.home, ...snapshots.dumps.map((dump) => dump.snapshot)].filter(Boolean).join(" ");
 
 /**
  * A switch that did not commit: the source serves again — once the target, if it may have

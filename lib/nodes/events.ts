@@ -2,7 +2,6 @@ import { and, eq, isNotNull, isNull } from "drizzle-orm";
 import type { Database } from "@/db/client";
 import { nodeJobs, nodes } from "@/db/schema";
 import { finishTermination } from "@/lib/accounts/lifecycle";
-import type { Heartbeat, Hello, JobResult } from "@/lib/agent/protocol";
 import { env } from "@/lib/env";
 import { recordNodeSample } from "@/lib/metrics/collector";
 import { ensureNodeConsumer, panelBus, subscribeNodeEvents } from "./bus";
@@ -35,15 +34,15 @@ export async function startNodeEvents(db: Database): Promise<void> {
     // A subject of a node that is not (or no longer) enrolled: nothing it says counts.
     const [known] = await db.select().from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
     if (!known) return;
-    if (kind === "heartbeat") await recordHeartbeat(db, node, body as Heartbeat);
+    if (kind === "heartbeat") await recordHeartbeat(db, node, body);
     if (kind === "metrics") await recordNodeSample(db, known.id, body);
     if (kind === "hello") {
-      await recordHeartbeat(db, node, body as Hello);
+      await recordHeartbeat(db, node, body);
       await publishQueuedJobs(db, known.id);
       await queueNodeReconcile(db, known);
     }
     if (kind === "result") {
-      const job = await recordJobResult(db, known.id, body as JobResult);
+      const job = await recordJobResult(db, known.id, body);
       if (job?.kind === "terminate" && job.state === "done" && job.accountId !== null) await finishTermination(db, job.accountId);
     }
   });

@@ -62,10 +62,24 @@ function identifier(name: string): string {
 }
 
 /**
+ * The server's own databases: never a customer's, whatever a record or a node's answer says —
+ * refused by name wherever a database is made, dropped, granted, dumped or loaded (rights on
+ * `mysql` are rights on every user of the server).
+ */
+export const SYSTEM_DATABASES: readonly string[] = ["mysql", "information_schema", "performance_schema", "sys"];
+
+/** A customer database's name, back-quoted: an identifier, and not one of SYSTEM_DATABASES (case-insensitive, as the server on some file systems). */
+export function databaseName(name: string): string {
+  const quoted = identifier(name);
+  if (SYSTEM_DATABASES.includes(name.toLowerCase())) throw new AppError("VALIDATION", `"${name}" is a database of the server itself, never a customer's`);
+  return quoted;
+}
+
+/**
  * A database as GRANT and REVOKE name it. There `_` and `%` are wildcards: unescaped, a grant on
  * `a_b` would also open `axb` of another account. Names hold no `%` (IDENTIFIER), so `_` is escaped.
  */
-const grantTarget = (name: string) => `${identifier(name).replaceAll("_", "\\_")}.*`;
+const grantTarget = (name: string) => `${databaseName(name).replaceAll("_", "\\_")}.*`;
 
 function privilegeList(privileges: string[]): string {
   if (privileges.length === 0 || !privileges.every((privilege) => allowedPrivileges.has(privilege))) {
@@ -75,7 +89,7 @@ function privilegeList(privileges: string[]): string {
 }
 
 /** mysql_native_password's hash: `*` and 40 hex digits (what IDENTIFIED BY PASSWORD takes). */
-const NATIVE_PASSWORD_HASH = /^\*[0-9A-F]{40}$/;
+export const NATIVE_PASSWORD_HASH = /^\*[0-9A-F]{40}$/;
 
 const UNREACHABLE = new Set(["ECONNREFUSED", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH", "PROTOCOL_CONNECTION_LOST", "ECONNRESET"]);
 
@@ -131,8 +145,8 @@ export function createMysqlProvisioner(url: string, userHost: string): MysqlProv
     }
   }
   return {
-    createDatabase: (name) => run(`create database ${name}`, `CREATE DATABASE ${identifier(name)}`),
-    dropDatabase: (name) => run(`drop database ${name}`, `DROP DATABASE IF EXISTS ${identifier(name)}`),
+    createDatabase: (name) => run(`create database ${name}`, `CREATE DATABASE ${databaseName(name)}`),
+    dropDatabase: (name) => run(`drop database ${name}`, `DROP DATABASE IF EXISTS ${databaseName(name)}`),
     createUser: (username, password, { locked }) =>
       run(
         `create database user ${username}`,
@@ -187,7 +201,7 @@ export function createMysqlProvisioner(url: string, userHost: string): MysqlProv
       }
     },
     async databaseObjects(database) {
-      identifier(database);
+      databaseName(database);
       try {
         const [rows] = await pool.query(
           `SELECT ROUTINE_TYPE AS type, ROUTINE_NAME AS name, DEFINER AS definer FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?
@@ -268,8 +282,8 @@ const DUMP_TIMEOUT_MS = 6 * 60 * 60_000;
 export async function startDatabaseDump(database: string): Promise<{ stdout: Readable; done: Promise<void> }> {
   const connection = await mariadbClientOptions();
   if (!connection) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
-  identifier(database);
-  const dump = startChild("mariadb-dump", [connection, "--single-transaction", "--routines", "--triggers", "--events", database], {
+  databaseName(database);
+  const dump = startChild("mariadb-dump", [connection, "--single-transaction", "--routines", "--triggers", "--events", "--", database], {
     env: toolEnv(),
     timeoutMs: DUMP_TIMEOUT_MS,
   });
@@ -308,7 +322,7 @@ export async function loadDatabaseDump(database: string, dump: Readable, signal?
   const server = mysqlProvisioner();
   const url = env().mysqlProvisionUrl;
   if (!server || !url) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
-  identifier(database);
+  databaseName(database);
   const loader = `panel_load_${randomBytes(8).toString("hex")}`;
   const password = randomBytes(24).toString("base64url");
   const parsed = new URL(url);
@@ -327,7 +341,7 @@ export async function loadDatabaseDump(database: string, dump: Readable, signal?
 
 async function runLoad(optionsPath: string, database: string, dump: Readable, signal?: AbortSignal): Promise<DumpLoad> {
   // --defaults-file first: this file only, none of the machine's option files (a [client] group there could turn local-infile on).
-  const load = startChild("mariadb", [`--defaults-file=${optionsPath}`, "--binary-mode", "--force", "--local-infile=0", database], {
+  const load = startChild("mariadb", [`--defaults-file=${optionsPath}`, "--binary-mode", "--force", "--local-infile=0", "--", database], {
     env: toolEnv(),
     stdio: ["pipe", "ignore", "pipe"],
     timeoutMs: DUMP_TIMEOUT_MS,
