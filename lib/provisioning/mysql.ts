@@ -179,8 +179,9 @@ export function createMysqlProvisioner(url: string, userHost: string): MysqlProv
       await run(`grant privileges on ${database} to ${username}`, `GRANT ${list} ON ${grantTarget(database)} TO ?@?`, userValues(username));
     },
     async revoke(username, database) {
+      const target = grantTarget(database);
       try {
-        await pool.query(`REVOKE ALL PRIVILEGES ON ${grantTarget(database)} FROM ?@?`, userValues(username));
+        await pool.query(`REVOKE ALL PRIVILEGES ON ${target} FROM ?@?`, userValues(username));
       } catch (error) {
         if ((error as { code?: string }).code === "ER_NONEXISTING_GRANT") return; // nothing to revoke
         throw serverError(`revoke privileges on ${database} from ${username}`, error);
@@ -280,9 +281,9 @@ const DUMP_TIMEOUT_MS = 6 * 60 * 60_000;
 
 /** mariadb-dump of `database` (one consistent transaction, routines, triggers, events), its output a stream. */
 export async function startDatabaseDump(database: string): Promise<{ stdout: Readable; done: Promise<void> }> {
+  databaseName(database);
   const connection = await mariadbClientOptions();
   if (!connection) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
-  databaseName(database);
   const dump = startChild("mariadb-dump", [connection, "--single-transaction", "--routines", "--triggers", "--events", "--", database], {
     env: toolEnv(),
     timeoutMs: DUMP_TIMEOUT_MS,
@@ -319,10 +320,10 @@ export interface DumpLoad {
  * message to the caller); the loader is dropped in every case.
  */
 export async function loadDatabaseDump(database: string, dump: Readable, signal?: AbortSignal): Promise<DumpLoad> {
+  databaseName(database);
   const server = mysqlProvisioner();
   const url = env().mysqlProvisionUrl;
   if (!server || !url) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
-  databaseName(database);
   const loader = `panel_load_${randomBytes(8).toString("hex")}`;
   const password = randomBytes(24).toString("base64url");
   const parsed = new URL(url);
