@@ -226,6 +226,17 @@ async function bringSourceBack(context: MoveContext, targetMayServe: boolean): P
   }
 }
 
+/**
+ * The move's repository goes, removed by the node that wrote it — the source: the target only
+ * reads it (restic with --no-lock), so a store where each node may change only what it wrote
+ * (docs/nodes.md "Moving accounts") holds. A source that does not answer (a cancel) leaves it to
+ * the target, which can remove it where the store lets it.
+ */
+async function forgetRepository(context: MoveContext): Promise<void> {
+  const writer = nodeTakesJobs(context.source.node) ? context.source : context.target;
+  await writer.run("move.forget", { move: context.repository });
+}
+
 const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> = {
   queued: async ({ db, move }) => void (await advance(db, move, "preparing")),
 
@@ -285,7 +296,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
   cleaning: async (context) => {
     await context.target.run("account.ensure", await stateOf(context));
     await removeAccountFrom(context.db, context.source, context.account);
-    await context.target.run("move.forget", { move: context.repository });
+    await forgetRepository(context);
     await advance(context.db, context.move, "done");
   },
 
@@ -295,7 +306,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
   cancelling: async (context) => {
     const { db, move, account } = context;
     await removeAccountFrom(db, context.target, account);
-    await context.target.run("move.forget", { move: context.repository });
+    await forgetRepository(context);
     if (nodeTakesJobs(context.source.node)) await context.source.run("account.ensure", await stateOf(context));
     else await queueAccountReconcile(db, account.id);
     await advance(db, move, "cancelled");
