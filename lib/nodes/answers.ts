@@ -87,7 +87,10 @@ const CHECKS: Checks = {
               .array(z.tuple([z.string(), size]))
               .refine((pairs) => pairs.every(([database]) => (input.args[0] as string[]).includes(database)), "names a database the panel did not ask for")
               .optional()
-          : ignored(undefined),
+          : z
+              .unknown()
+              .optional()
+              .transform(() => undefined),
     }),
   "databases.remove": () => ignored(undefined),
   "databases.lock": () => ignored(undefined),

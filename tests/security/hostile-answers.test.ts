@@ -50,6 +50,11 @@ test("backup answers: databases, users and snapshots the panel did not ask for a
 });
 
 test("other answers: names among those sent, sizes bounded", () => {
+  assert.equal(checkedAnswer("n1", "databases.call", { call: "createDatabase", args: ["alice_shop"] }, { configured: true }).configured, true);
+  assert.deepEqual(checkedAnswer("n1", "databases.call", { call: "databaseSizesMb", args: [["alice_shop"]] }, { configured: true, value: [["alice_shop", 1.5]] }), {
+    configured: true,
+    value: [["alice_shop", 1.5]],
+  });
   refuse("node.reconcile", { accounts: [{ account: { username: "alice" } }], phpVersions: [] }, { failed: ["bob"] });
   refuse("databases.call", { call: "databaseSizesMb", args: [["alice_shop"]] }, { configured: true, value: [["bob_shop", 1]] });
   refuse("account.disk-usage", { username: "alice" }, { mb: -1, enforced: true });
