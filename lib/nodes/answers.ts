@@ -23,7 +23,7 @@ const among = (allowed: readonly string[], what: string) =>
   z
     .array(z.string())
     .max(allowed.length)
-    .refine((values) => values.every((value) => allowed.includes(value)) && new Set(values).size === values.length, `names a ${what} the panel did not ask for`);
+    .refine((values) => values.every((value) => allowed.includes(value)) && new Set(values).size === values.length, `names ${what} the panel did not ask for`);
 /** Accepted and dropped: an operation whose answer the panel does not use. */
 const ignored = <T>(value: T) => z.unknown().transform(() => value);
 
@@ -54,7 +54,7 @@ const CHECKS: Checks = {
       homeWasThere: z.boolean(),
       siteDomains: among(
         input.account.domains.map((domain) => domain.domain),
-        "domain",
+        "a domain",
       ),
     }),
   "account.unprovision": () => ignored(undefined),
@@ -74,7 +74,7 @@ const CHECKS: Checks = {
   "domain.root": () => ignored(undefined),
   "logins.all": () => ignored(undefined),
   "account.ensure": () => ignored(undefined),
-  "node.reconcile": (input) => z.object({ failed: among(input.accounts.map((account) => account.account.username), "account") }),
+  "node.reconcile": (input) => z.object({ failed: among(input.accounts.map((account) => account.account.username), "an account") }),
   "account.disk-usage": () => z.object({ mb: size.nullable(), enforced: z.boolean() }),
   // GoAccess's report of the account's own logs, shown to that account only: bounded, not read further.
   "visitors.report": () => z.record(text(256), z.unknown()).refine((report) => JSON.stringify(report).length <= 16 * 1024 * 1024, "is too large"),
@@ -124,7 +124,7 @@ const CHECKS: Checks = {
       home: z.string().regex(SNAPSHOT_ID).nullable(),
       dumps: z
         .array(z.object({ database: z.string(), snapshot: z.string().regex(SNAPSHOT_ID) }))
-        .refine((dumps) => among(input.databases, "database").safeParse(dumps.map((dump) => dump.database)).success, "names a database the panel did not ask for"),
+        .refine((dumps) => among(input.databases, "a database").safeParse(dumps.map((dump) => dump.database)).success, "names a database the panel did not ask for"),
       password_hashes: passwordHashes(input.database_users),
     }),
   "move.restore": () => ignored(null),
