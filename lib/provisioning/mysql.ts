@@ -70,7 +70,7 @@ function identifier(name: string): string {
  */
 export function databaseName(name: string): string {
   const quoted = identifier(name);
-  if (isSystemDatabase(name)) throw new AppError("VALIDATION", `"${name}" is a database of the server itself, never a customer's`);
+  if (isSystemDatabase(name)) throw new AppError("VALIDATION", `"${name}" is a database of the server itself (a system database), never a customer's`);
   return quoted;
 }
 
