@@ -15,9 +15,10 @@ import type { AppErrorCode } from "@/lib/errors";
  * lacks; an agent with an older one gets no jobs. 2: long jobs (`deadline_at`, the `working`
  * event) with backups and restores on the node (backup.*, restore.*), metrics (the `metrics`
  * event, metrics.system-info) and certificates made on the node (certificates.*). 3: moves
- * between nodes (move.*).
+ * between nodes (move.*). 4: a move's snapshots travel as ids, and its target is told the
+ * account's database users by the panel (docs/security.md "Nodes are not trusted").
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 export const AGENT_VERSION = "0.0.1";
 

@@ -210,17 +210,23 @@ async function databasesOf(db: Queryable, accountId: number) {
 const siteFoldersOf = async (db: Queryable, accountId: number) =>
   siteFolders((await db.select({ root: domains.domainPath }).from(domains).where(eq(domains.accountId, accountId))).map((row) => row.root));
 
-/** One pass: a snapshot on the source, restored on the target. */
+/**
+ * One pass: a snapshot on the source, restored on the target. The source's answer reaches the
+ * target only as the source's host checked it against what was asked (lib/nodes/answers.ts:
+ * snapshot ids of their form, databases and users among the account's own); the target is told
+ * the account's names from the panel's records, and takes nothing else from that answer.
+ */
 async function pass(context: MoveContext, name: "copy" | "final"): Promise<MoveSnapshots> {
   const { db, account, repository } = context;
   const { databases, users, grants } = await databasesOf(db, account.id);
   const long = { deadlineMs: PASS_DEADLINE_MS };
   const snapshots = await context.source.run("move.snapshot", { move: repository, pass: name, username: account.username, databases, database_users: users }, long);
-  await context.target.run("move.restore", { move: repository, username: account.username, snapshots, folders: await siteFoldersOf(db, account.id), databases, grants }, long);
+  const folders = await siteFoldersOf(db, account.id);
+  await context.target.run("move.restore", { move: repository, pass: name, username: account.username, snapshots, folders, databases, database_users: users, grants }, long);
   return snapshots;
 }
 
-const snapshotIds = (snapshots: MoveSnapshots) => [snapshots.home?.id, ...snapshots.dumps.map((dump) => dump.snapshot.id)].filter(Boolean).join(" ");
+const snapshotIds = (snapshots: MoveSnapshots) => [snapshots.home, ...snapshots.dumps.map((dump) => dump.snapshot)].filter(Boolean).join(" ");
 
 /**
  * A switch that did not commit: the source serves again — once the target, if it may have
@@ -234,6 +240,20 @@ async function bringSourceBack(context: MoveContext, targetMayServe: boolean): P
   } catch (error) {
     console.error(`[moves] move ${context.move.id}: the source could not be brought back yet:`, (error as Error).message);
   }
+}
+
+/** Whether the move's source answers now (its current heartbeat). */
+const sourceAnswers = async (context: MoveContext) => nodeTakesJobs(await currentNode(context.db, context.move.sourceNodeId));
+
+/**
+ * The move's repository goes, removed by the node that wrote it — the source: the target only
+ * reads it (restic with --no-lock), so a store where each node may change only what it wrote
+ * (docs/nodes.md "Moving accounts") holds. A source that does not answer (a cancel) leaves it to
+ * the target, which can remove it where the store lets it.
+ */
+async function forgetRepository(context: MoveContext): Promise<void> {
+  const writer = (await sourceAnswers(context)) ? context.source : context.target;
+  await writer.run("move.forget", { move: context.repository });
 }
 
 const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> = {
@@ -318,7 +338,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
   cleaning: async (context) => {
     await context.target.run("account.ensure", await stateOf(context));
     await removeAccountFrom(context.db, context.source, context.account);
-    await context.target.run("move.forget", { move: context.repository });
+    await forgetRepository(context);
     await advance(context.db, context.move, "done");
   },
 
@@ -328,8 +348,8 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
   cancelling: async (context) => {
     const { db, move, account } = context;
     await removeAccountFrom(db, context.target, account);
-    await context.target.run("move.forget", { move: context.repository });
-    if (nodeTakesJobs(await currentNode(db, move.sourceNodeId))) await context.source.run("account.ensure", await stateOf(context));
+    await forgetRepository(context);
+    if (await sourceAnswers(context)) await context.source.run("account.ensure", await stateOf(context));
     else await queueAccountReconcile(db, account.id);
     // Why it was cancelled (a refusal, the attempts given up) stays on the move.
     await advance(db, move, "cancelled", { error: move.error });

@@ -16,6 +16,7 @@ import {
 } from "@/lib/agent/protocol";
 import { loadOrCreateIdentity } from "@/lib/agent/identity";
 import { natsTls } from "@/lib/agent/transport";
+import { jobResultSchema } from "./answers";
 import { env } from "@/lib/env";
 
 // The panel's side of NATS (docs/nodes.md "How it works"): one connection per process, with the
@@ -268,8 +269,10 @@ function deliverToWaiter(kind: "result" | "working", subject: string, data: Uint
   }
   const waiter = typeof body?.id === "string" ? waiters.get(body.id) : undefined;
   if (!waiter || waiter.node !== node) return;
-  if (kind === "result") waiter.resolve(body as JobResult);
-  else waiter.working();
+  if (kind === "working") return waiter.working();
+  // A result of its form (bounded, a known error code), or the node's fault: never a value the panel did not check.
+  const result = jobResultSchema.safeParse(body);
+  waiter.resolve(result.success ? result.data : { id: body.id as string, ok: false, error: { code: "INTERNAL", message: "the node answered with something that is not a job's result" } });
 }
 
 /**

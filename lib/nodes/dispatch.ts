@@ -5,6 +5,7 @@ import { nodeJobs, nodes } from "@/db/schema";
 import { type Job, type JobResult, PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import { env } from "@/lib/env";
 import { AppError, UnavailableError } from "@/lib/errors";
+import { jobResultSchema } from "./answers";
 import { busWithin, connectedBus, publishJob, waitForResult, withdrawJob } from "./bus";
 import { nodeStateOf } from "./service";
 
@@ -122,8 +123,10 @@ export async function publishQueuedJobs(db: Queryable, nodeId: number): Promise<
 }
 
 /** A node's result for a queued job: its row done or failed. Only the node the job went to can finish it. */
-export async function recordJobResult(db: Queryable, nodeId: number, result: JobResult): Promise<typeof nodeJobs.$inferSelect | null> {
-  if (typeof result?.id !== "string") return null;
+export async function recordJobResult(db: Queryable, nodeId: number, body: unknown): Promise<typeof nodeJobs.$inferSelect | null> {
+  const parsed = jobResultSchema.safeParse(body);
+  if (!parsed.success) return null;
+  const result = parsed.data;
   const [row] = await db
     .update(nodeJobs)
     .set({ state: result.ok ? "done" : "failed", error: result.ok ? null : result.error.message.slice(0, 500), finishedAt: new Date() })

@@ -2,7 +2,6 @@ import { and, eq, isNotNull, isNull } from "drizzle-orm";
 import type { Database } from "@/db/client";
 import { nodeJobs, nodes } from "@/db/schema";
 import { finishTermination } from "@/lib/accounts/lifecycle";
-import type { Heartbeat, Hello, JobResult } from "@/lib/agent/protocol";
 import { cleartextWarning } from "@/lib/agent/transport";
 import { env } from "@/lib/env";
 import { recordNodeSample } from "@/lib/metrics/collector";
@@ -76,18 +75,18 @@ async function listenToNodes(db: Database, bus: Bus): Promise<void> {
     // A subject of a node that is not (or no longer) enrolled: nothing it says counts.
     const [known] = await db.select().from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
     if (!known) return;
-    if (kind === "heartbeat") await recordHeartbeat(db, node, body as Heartbeat);
+    if (kind === "heartbeat") await recordHeartbeat(db, node, body);
     if (kind === "metrics") await recordNodeSample(db, known.id, body);
     if (kind === "hello") {
       onHello(node, async () => {
-        await recordHeartbeat(db, node, body as Hello);
+        await recordHeartbeat(db, node, body);
         // The queued work it missed, then the whole state of its accounts (as they are by then).
         const [current] = await db.select().from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
         if (current) await queueNodeReconcile(db, current);
       });
     }
     if (kind === "result") {
-      const job = await recordJobResult(db, known.id, body as JobResult);
+      const job = await recordJobResult(db, known.id, body);
       if (job?.kind === "terminate" && job.state === "done" && job.accountId !== null) await finishTermination(db, job.accountId);
     }
   });

@@ -4,6 +4,7 @@ import { hostingAccounts, nodes } from "@/db/schema";
 import { nodeOperations, type OperationInput, type OperationName, type OperationOutput } from "@/lib/agent/operations";
 import { notFound } from "@/lib/errors";
 import { type DatabaseServerCall, type MysqlProvisioner, mysqlProvisioner } from "@/lib/provisioning/mysql";
+import { checkedAnswer } from "./answers";
 import { type LongRun, runOnNodeNow } from "./dispatch";
 import { LOCAL_NODE } from "./schemas";
 import { findNodeByName } from "./service";
@@ -42,7 +43,8 @@ export function hostOfNode(node: NodeRow, accountId?: number, currentRow?: () =>
   return {
     node,
     local: false,
-    run: async (op, input, long) => (await runOnNodeNow(currentRow ? await currentRow() : node, op, input, afterSilence, long)) as OperationOutput<typeof op>,
+    // Another machine's answer: checked against what was asked before anything keeps or relays it.
+    run: (async (op, input, long) => checkedAnswer(node.name, op, input, await runOnNodeNow(currentRow ? await currentRow() : node, op, input, afterSilence, long))) as Host["run"],
   };
 }
 

@@ -3,7 +3,7 @@ import path from "node:path";
 import { and, asc, count, eq, ilike, isNotNull, or } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { hostingAccounts, nodes } from "@/db/schema";
-import { HEARTBEAT_S, type Heartbeat, type Hello, MISSED_HEARTBEATS, nodePermissions, PROTOCOL_VERSION } from "@/lib/agent/protocol";
+import { HEARTBEAT_S, MISSED_HEARTBEATS, nodePermissions, PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import { isCleartext } from "@/lib/agent/transport";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { moveApexRecords } from "@/lib/dns/zone";
@@ -12,6 +12,7 @@ import { env } from "@/lib/env";
 import { AppError, notFound, UnavailableError, validationError } from "@/lib/errors";
 import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
 import { applyNatsAuthorization, type NatsUser } from "@/lib/provisioning/nats";
+import { heartbeatSchema } from "./answers";
 import { busWithin, ensureNodeConsumer, panelPublicKey, removeNodeConsumer } from "./bus";
 import { LOCAL_NODE, type createNodeSchema, type joinNodeSchema, type NODE_STATES, type updateNodeSchema } from "./schemas";
 import type { z } from "zod";
@@ -235,20 +236,21 @@ export async function applyNodeAuthorization(db: Queryable): Promise<void> {
  * A hello or heartbeat of `node` (the subject's, not the message's): when it was and what its
  * agent speaks; a heartbeat also carries HOME_ROOT's disk and the load averages.
  */
-export async function recordHeartbeat(db: Queryable, node: string, beat: Hello | Heartbeat): Promise<void> {
-  const measured =
-    "load" in beat
-      ? {
-          disk: beat.disk && Number.isFinite(beat.disk.total_bytes) ? { total_bytes: Number(beat.disk.total_bytes), used_bytes: Number(beat.disk.used_bytes) } : null,
-          load: Array.isArray(beat.load) ? beat.load.slice(0, 3).map(Number) : null,
-        }
-      : {};
+export async function recordHeartbeat(db: Queryable, node: string, body: unknown): Promise<void> {
+  // Bounded figures of its form, or nothing at all: a malformed beat does not count as one.
+  const parsed = heartbeatSchema.safeParse(body);
+  if (!parsed.success) {
+    console.error(`[nodes] ${node} sent a hello or heartbeat that is not one; dropped`);
+    return;
+  }
+  const beat = parsed.data;
+  const measured = beat.load === undefined ? {} : { disk: beat.disk ?? null, load: beat.load };
   await db
     .update(nodes)
     .set({
       lastHeartbeatAt: new Date(),
-      agentVersion: String(beat.agent_version).slice(0, 40),
-      protocolVersion: Number.isInteger(beat.protocol) ? beat.protocol : 0,
+      agentVersion: beat.agent_version,
+      protocolVersion: beat.protocol,
       ...measured,
     })
     .where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));

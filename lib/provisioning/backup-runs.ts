@@ -7,8 +7,8 @@ import { HOME_ARCHIVE, startHomeArchive } from "./home-backup";
 import { entryExistsIn, LinkInHomeError, openDirectoryPath, openTrustedDirectory } from "./home-files";
 import { fileOwner, homeOf } from "./home-layout";
 import { freeBytesOf, homeSnapshotEntry, homeSnapshotPath, removeAsUser, restoreIntoDirectory } from "./home-restore";
-import { type DatabaseObject, type DumpLoad, loadDatabaseDump, mysqlProvisioner, startDatabaseDump } from "./mysql";
-import { ensureRepository, isMissingRepository, restic, resticStream, snapshotsTagged, type ResticSnapshot } from "./restic";
+import { type DatabaseObject, databaseName, type DumpLoad, loadDatabaseDump, mysqlProvisioner, startDatabaseDump } from "./mysql";
+import { ensureRepository, isMissingRepository, restic, resticStream, snapshotId, snapshotsTagged, tagOption, type ResticSnapshot } from "./restic";
 
 // A backup's and a restore's work on the machine that hosts the account (docs: backups, nodes),
 // in this machine's own restic repository (BACKUP_REPOSITORY, BACKUP_PASSWORD_FILE of the
@@ -50,7 +50,7 @@ export async function backupParts(input: { username: string; tags: string[]; dat
 
 /** The run's records (JSON), written last: from then on the run is complete. */
 export async function backupRecords(input: { tags: string[]; records: string }): Promise<null> {
-  await restic(["backup", "--stdin", "--stdin-filename", "records.json", ...[...input.tags, "part:records"].flatMap((tag) => ["--tag", tag])], Readable.from([input.records]));
+  await restic(["backup", "--stdin", "--stdin-filename=records.json", ...[...input.tags, "part:records"].map(tagOption)], Readable.from([input.records]));
   return null;
 }
 
@@ -62,7 +62,7 @@ export async function backupRecords(input: { tags: string[]; records: string }):
 async function backupDatabase(database: string, tags: string[]): Promise<DumpedObject[]> {
   const objects = (await mysqlProvisioner()!.databaseObjects(database)).map((object) => ({ database, ...object }));
   const dump = await startDatabaseDump(database);
-  const stored = restic(["backup", "--stdin", "--stdin-filename", `${database}.sql`, ...tags.flatMap((tag) => ["--tag", tag])], dump.stdout);
+  const stored = restic(["backup", "--stdin", `--stdin-filename=${database}.sql`, ...tags.map(tagOption)], dump.stdout);
   const [dumpResult, storeResult] = await Promise.allSettled([dump.done, stored]);
   if (dumpResult.status === "rejected") {
     // A snapshot of a half dump must not pass for a backup: it is forgotten at once.
@@ -82,7 +82,7 @@ async function backupDatabase(database: string, tags: string[]): Promise<DumpedO
 async function backupHome(username: string, tags: string[]): Promise<void> {
   const archive = await startHomeArchive(homeOf(username), fileOwner(username));
   if (!archive) return;
-  const stored = restic(["backup", "--stdin", "--stdin-filename", HOME_ARCHIVE, ...tags.flatMap((tag) => ["--tag", tag])], archive.stdout);
+  const stored = restic(["backup", "--stdin", `--stdin-filename=${HOME_ARCHIVE}`, ...tags.map(tagOption)], archive.stdout);
   const [readResult, storeResult] = await Promise.allSettled([archive.done, stored]);
   const readFailedItself = readResult.status === "rejected" && readResult.reason instanceof AppError;
   if (storeResult.status === "rejected" && !readFailedItself) throw storeResult.reason;
@@ -94,18 +94,18 @@ async function backupHome(username: string, tags: string[]): Promise<void> {
 
 async function forgetRun(tags: string[]): Promise<void> {
   const run = tags.find((tag) => tag.startsWith("run:"));
-  if (run) await restic(["forget", "--tag", run]).catch(() => undefined);
+  if (run) await restic(["forget", tagOption(run)]).catch(() => undefined);
 }
 
 /** Forgets (and prunes) these snapshots: retention, and runs left incomplete. */
 export async function forgetSnapshots(input: { ids: string[] }): Promise<null> {
-  if (input.ids.length) await restic(["forget", "--prune", ...input.ids]);
+  if (input.ids.length) await restic(["forget", "--prune", "--", ...input.ids.map(snapshotId)]);
   return null;
 }
 
 /** What the snapshots with `tag` take in the repository (deduplicated, compressed); null when restic cannot say. */
 export async function storedBytes(input: { tag: string }): Promise<number | null> {
-  return restic(["stats", "--no-lock", "--json", "--mode", "raw-data", "--tag", input.tag]).then(
+  return restic(["stats", "--no-lock", "--json", "--mode=raw-data", tagOption(input.tag)]).then(
     (text) => (JSON.parse(text) as { total_size?: number }).total_size ?? 0,
     () => null,
   );
@@ -113,7 +113,7 @@ export async function storedBytes(input: { tag: string }): Promise<number | null
 
 /** The records.json a `part:records` snapshot holds, as text. */
 export async function readRecords(input: { snapshot_id: string }): Promise<string> {
-  return restic(["dump", "--no-lock", input.snapshot_id, "/records.json"]);
+  return restic(["dump", "--no-lock", "--", snapshotId(input.snapshot_id), "/records.json"]);
 }
 
 // ---- restores ----
@@ -193,6 +193,9 @@ export async function restoreHomePath(
   }
 }
 
+/** The file a database's dump is in a `db:` snapshot (the name checked: a customer database's). */
+const databaseFile = (database: string) => (databaseName(database), `${database}.sql`);
+
 /** A dump's load, and the routines, views, triggers and events (`TYPE name`) its database has after it. */
 export type DumpRestore = DumpLoad & { present: string[] };
 
@@ -201,7 +204,7 @@ export type DumpRestore = DumpLoad & { present: string[] };
  * (its tables replaced), loaded as a user with rights on `into` only (./mysql.ts).
  */
 export async function restoreDump(input: { snapshot: ResticSnapshot; database: string; into: string }, signal?: AbortSignal): Promise<DumpRestore> {
-  const { stdout, done } = await resticStream(["dump", "--no-lock", input.snapshot.id, `/${input.database}.sql`], signal);
+  const { stdout, done } = await resticStream(["dump", "--no-lock", "--", snapshotId(input.snapshot.id), `/${databaseFile(input.database)}`], signal);
   const [dumped, loaded] = await Promise.allSettled([done, loadDatabaseDump(input.into, stdout, signal)]);
   if (signal?.aborted) throw restoreStopped(signal);
   // restic's failure first: a load that "succeeded" on a cut-off dump is not a restore.

@@ -73,7 +73,7 @@ async function crontab(args: string[], input: string, needed: boolean): Promise<
 
 /** Installs the account's crontab (replacing the one it had); `jobs`: how many it holds. */
 export async function installCrontab(username: string, contents: string, jobs: number): Promise<void> {
-  await crontab(["-u", checkedLinuxName(RENDERER, "username", username), "-"], contents, jobs > 0);
+  await crontab(["-u", checkedLinuxName(RENDERER, "username", username), "--", "-"], contents, jobs > 0);
 }
 
 /** Removes the account's crontab; none (or no cron on the server) is fine. */

@@ -53,6 +53,7 @@ const TAR_CREATE = [
   // brought back it is worth nothing.
   "--anchored",
   "--exclude=./tmp",
+  "--",
   ".",
 ];
 

@@ -5,9 +5,9 @@ import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { AppError } from "@/lib/errors";
 import { archiveMember, HOME_ARCHIVE, holdsHomeArchive } from "./home-backup";
-import { type ResticSnapshot, resticStream, type SnapshotEntry, snapshotEntry } from "./restic";
+import { type ResticSnapshot, resticStream, type SnapshotEntry, snapshotEntry, snapshotId } from "./restic";
 import { stopOnAbort } from "./stop-on-abort";
-import { childExit, exitReason, startAsUser } from "./system";
+import { childExit, exitReason, operand, startAsUser } from "./system";
 
 // A file or folder of a home snapshot back into the home, written by the account's own Linux
 // user (docs/backups.md "Restore";
@@ -109,7 +109,7 @@ export function homeSnapshotPath(snapshot: ResticSnapshot, home: string, parts: 
 
 /** restic's dump of what holds `source`: the whole of home.tar, or the path of the tree. */
 const dumpOf = (source: HomeSnapshotPath, signal?: AbortSignal) =>
-  resticStream(["dump", "--no-lock", source.snapshotId, source.format === "archive" ? `/${HOME_ARCHIVE}` : source.path], signal);
+  resticStream(["dump", "--no-lock", "--", snapshotId(source.snapshotId), source.format === "archive" ? `/${HOME_ARCHIVE}` : operand("a path in the snapshot", source.path)], signal);
 
 /**
  * What the snapshot holds at `source`, and the bytes of the files it is or holds; null when it

@@ -4,7 +4,7 @@ import { AppError, validationError } from "@/lib/errors";
 import { makeDirectoryIn, makeFileIn, openDirectoryIn, openDirectoryPath, openTrustedDirectory, removeTreeIn, runOnDescriptors } from "./home-files";
 import { ensurePanelGroup, mayRemoveUser, PANEL_GROUP } from "./marks";
 import { linuxGroupExists, linuxGroupIds, linuxGroupMembers, linuxUserExists, linuxUserId } from "./passwd";
-import { exitReason, makeDirectories, runChild, toolEnv } from "./system";
+import { exitReason, makeDirectories, operand, runChild, toolEnv } from "./system";
 
 // Home directories and Linux users of hosting accounts. With a Linux user per account
 // (SYSTEM_USERS=1) a home is HOME_ROOT/<username>/, root's, group the account's own, 0750: sshd
@@ -78,7 +78,7 @@ export async function createSystemUser(username: string, home: string, shell: st
   await ensurePanelGroup();
   await command(
     "useradd",
-    ["--no-create-home", "--home-dir", home, "--shell", shell, "--password", "*", "--user-group", "--groups", PANEL_GROUP, checkedName(username)],
+    ["--no-create-home", "--home-dir", home, "--shell", shell, "--password", "*", "--user-group", "--groups", PANEL_GROUP, "--", checkedName(username)],
     { field: "username", says: "could not be made a Linux user on this server" },
   );
 }
@@ -86,17 +86,17 @@ export async function createSystemUser(username: string, home: string, shell: st
 /** Adds `member` (a user) to `group`; false (and nothing done) when it is a member already. */
 export async function addGroupMember(group: string, member: string): Promise<boolean> {
   if ((await linuxGroupMembers(group))?.includes(member)) return false;
-  await command("gpasswd", ["--add", member, group], { says: "The web server could not be given access to the account's files" });
+  await command("gpasswd", ["--add", operand("a user", member), "--", operand("a group", group)], { says: "The web server could not be given access to the account's files" });
   return true;
 }
 
 export async function setLoginShell(username: string, shell: string): Promise<void> {
-  await command("usermod", ["--shell", shell, checkedName(username)], { field: "has_ssh_access", says: "could not be applied to the account's Linux user" });
+  await command("usermod", ["--shell", shell, "--", checkedName(username)], { field: "has_ssh_access", says: "could not be applied to the account's Linux user" });
 }
 
 /** The user's supplementary groups become exactly `groups` (the panel's SFTP or shell group), and the panel's mark (PANEL_GROUP). */
 export async function setSupplementaryGroups(username: string, groups: string[]): Promise<void> {
-  await command("usermod", ["--groups", [PANEL_GROUP, ...groups].join(","), checkedName(username)], {
+  await command("usermod", ["--groups", [PANEL_GROUP, ...groups.map((group) => operand("a group", group))].join(","), "--", checkedName(username)], {
     field: "has_ssh_access",
     says: "could not be applied to the account's Linux user",
   });
@@ -104,12 +104,12 @@ export async function setSupplementaryGroups(username: string, groups: string[])
 
 /** Creates a system group when there is none of that name. */
 export async function ensureGroup(group: string): Promise<void> {
-  if (!(await linuxGroupExists(group))) await command("groupadd", ["--system", group], { says: `The group ${group} could not be made` });
+  if (!(await linuxGroupExists(group))) await command("groupadd", ["--system", "--", operand("a group", group)], { says: `The group ${group} could not be made` });
 }
 
 /** The group's members become exactly `usernames` (one command, whatever their number). */
 export async function setGroupMembers(group: string, usernames: string[]): Promise<void> {
-  await command("gpasswd", ["--members", usernames.map(checkedName).join(","), group], { says: `The members of the group ${group} could not be set` });
+  await command("gpasswd", ["--members", usernames.map(checkedName).join(","), "--", operand("a group", group)], { says: `The members of the group ${group} could not be set` });
 }
 
 /**
@@ -118,7 +118,7 @@ export async function setGroupMembers(group: string, usernames: string[]): Promi
  */
 export async function setLoginPassword(username: string, password: string | null): Promise<void> {
   const refusal = { field: "password", says: "could not be set on this server" };
-  if (password === null) return command("usermod", ["--password", "*", checkedName(username)], refusal);
+  if (password === null) return command("usermod", ["--password", "*", "--", checkedName(username)], refusal);
   if (/[\u0000-\u001f\u007f]/.test(password)) throw new Error("a password with a control character never reaches chpasswd");
   await command("chpasswd", [], refusal, `${checkedName(username)}:${password}\n`);
 }
@@ -128,7 +128,7 @@ export async function setLoginPassword(username: string, password: string | null
  * PAM, and by cron) whatever key or password it offers; an empty expiry date lifts it.
  */
 export async function setLoginExpired(username: string, expired: boolean): Promise<void> {
-  await command("usermod", ["--expiredate", expired ? "1" : "", checkedName(username)], {
+  await command("usermod", ["--expiredate", expired ? "1" : "", "--", checkedName(username)], {
     says: `The Linux user's logins could not be ${expired ? "stopped" : "allowed again"}`,
   });
 }
@@ -169,9 +169,9 @@ export async function removeSystemUser(username: string): Promise<void> {
   if (!(await mayRemoveUser(checkedName(username)))) return;
   if (await linuxUserExists(username)) {
     await endUserProcesses(username);
-    await command("userdel", [username], { says: "The Linux user could not be removed" });
+    await command("userdel", ["--", checkedName(username)], { says: "The Linux user could not be removed" });
   }
-  if (await linuxGroupExists(username)) await command("groupdel", [username], { says: "The Linux user's group could not be removed" });
+  if (await linuxGroupExists(username)) await command("groupdel", ["--", checkedName(username)], { says: "The Linux user's group could not be removed" });
 }
 
 /**

@@ -4,8 +4,10 @@ import path from "node:path";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { backupParts, restoreDump, restoreHomePath } from "./backup-runs";
-import { mysqlProvisioner } from "./mysql";
-import { ensureRepository, restic, type ResticSnapshot, snapshotsTagged, withRepository } from "./restic";
+import { holdsHomeArchive } from "./home-backup";
+import { openTrustedDirectory, removeTreeIn } from "./home-files";
+import { databaseName, mysqlProvisioner } from "./mysql";
+import { ensureRepository, restic, type ResticSnapshot, snapshotById, snapshotId, snapshotsTagged, withRepository } from "./restic";
 
 // A move's work on the two machines (docs/nodes.md "Moving accounts"), run by lib/moves/driver.ts
 // as long jobs: the source takes a snapshot of the account into the move's own restic
@@ -22,11 +24,15 @@ export interface MoveRepository {
 /** One pass of a move: `copy` while the source serves, `final` once it is suspended. */
 export type MovePass = "copy" | "final";
 
-/** A pass's snapshots: the home (null when the account has none) and each database's dump. */
+/**
+ * A pass's snapshots, by id: the home's (null when the account has none) and each database's
+ * dump, with the MariaDB password hash of each database user (null: none the target can take).
+ * The source answers it; the panel checks it against what it asked (lib/nodes/answers.ts) before
+ * it hands it to the target, which takes from it only what the panel's own job names.
+ */
 export interface MoveSnapshots {
-  home: ResticSnapshot | null;
-  dumps: { database: string; snapshot: ResticSnapshot }[];
-  /** The MariaDB password hash of each database user (null: none the target can take). */
+  home: string | null;
+  dumps: { database: string; snapshot: string }[];
   password_hashes: Record<string, string | null>;
 }
 
@@ -71,10 +77,10 @@ export async function takeMoveSnapshot(input: {
     const { password_hashes } = await backupParts({ username: input.username, tags: [`pass:${input.pass}`, run], databases: input.databases, database_users: input.database_users });
     const parts = newestParts(await snapshotsTagged(run));
     return {
-      home: parts.get("part:home") ?? null,
+      home: parts.get("part:home")?.id ?? null,
       dumps: input.databases.flatMap((database) => {
         const snapshot = parts.get(`db:${database}`);
-        return snapshot ? [{ database, snapshot }] : [];
+        return snapshot ? [{ database, snapshot: snapshot.id }] : [];
       }),
       password_hashes,
     };
@@ -82,60 +88,101 @@ export async function takeMoveSnapshot(input: {
 }
 
 /**
+ * The snapshot `id` as the move's repository describes it, when it is the part `part` of pass
+ * `pass`: what the target restores is what the repository says the snapshot is, never what the
+ * source said of it (its paths above all, which reach restic's command line).
+ */
+async function partOfPass(id: string, part: string, pass: MovePass): Promise<ResticSnapshot> {
+  const snapshot = await snapshotById(id);
+  if (!snapshot?.tags?.includes(part) || !snapshot.tags.includes(`pass:${pass}`)) {
+    throw new AppError("VALIDATION", `the move's repository holds no ${part} snapshot ${id.slice(0, 8)} of this pass`);
+  }
+  return snapshot;
+}
+
+/**
  * The target's side of a pass: the account's databases made afresh on this machine's MariaDB
  * (its users with the source's password hashes, their grants), the site folders of the home
  * written back by the account's own user (./home-restore.ts), each dump loaded by a user of its
- * database only. Run again, it gives the same result: the target is a copy until the switch.
+ * database only. Every name comes from the panel's job — `databases` and `database_users` are the
+ * account's own, from the panel's records — never from the source's answer: a hash is taken for a
+ * user the job names, a dump for a database it names, and each snapshot is read from the
+ * repository itself. Run again, it gives the same result: the target is a copy until the switch.
  */
 export async function restoreMoveSnapshot(
   input: {
     move: MoveRepository;
+    pass: MovePass;
     username: string;
     snapshots: MoveSnapshots;
     folders: string[];
     databases: string[];
+    database_users: string[];
     grants: { username: string; database: string; privileges: string[] }[];
   },
   signal?: AbortSignal,
 ): Promise<null> {
   const { snapshots } = input;
-  const users = Object.keys(snapshots.password_hashes);
-  if (input.databases.length || users.length) {
+  const named = new Set(input.databases);
+  for (const grant of input.grants) {
+    if (!named.has(grant.database) || !input.database_users.includes(grant.username)) throw new AppError("VALIDATION", "a grant of the move names a database or user it does not move");
+  }
+  // The server's own databases are refused by name before anything is changed (./mysql.ts).
+  for (const database of input.databases) databaseName(database);
+  if (input.databases.length || input.database_users.length) {
     const server = mysqlProvisioner();
     if (!server) throw new AppError("VALIDATION", "the account has databases but this node has no MYSQL_PROVISION_URL");
     for (const database of input.databases) {
       await server.dropDatabase(database);
       await server.createDatabase(database);
     }
-    for (const username of users) {
+    for (const username of input.database_users) {
       await server.dropUser(username);
       await server.createUser(username, randomUUID(), { locked: false });
-      const hash = snapshots.password_hashes[username];
+      const hash = Object.hasOwn(snapshots.password_hashes, username) ? snapshots.password_hashes[username] : null;
       if (hash) await server.setPasswordHash(username, hash);
     }
     for (const grant of input.grants) await server.grant(grant.username, grant.database, grant.privileges);
   }
   await inMoveRepository(input.move, async () => {
     if (snapshots.home) {
-      for (const folder of input.folders) await restoreHomePath({ username: input.username, snapshot: snapshots.home, parts: [folder] }, signal);
+      const home = await partOfPass(snapshots.home, "part:home", input.pass);
+      if (!holdsHomeArchive(home)) throw new AppError("VALIDATION", "the move's home snapshot is not the home's archive");
+      for (const folder of input.folders) await restoreHomePath({ username: input.username, snapshot: home, parts: [folder] }, signal);
     }
-    for (const { database, snapshot } of snapshots.dumps) await restoreDump({ snapshot, database, into: database }, signal);
+    for (const database of input.databases) {
+      const dump = snapshots.dumps.find((candidate) => candidate.database === database);
+      if (!dump) continue;
+      const snapshot = await partOfPass(dump.snapshot, `db:${database}`, input.pass);
+      await restoreDump({ snapshot, database, into: database }, signal);
+    }
   });
   return null;
 }
 
-/** The move's repository emptied (and removed, when it is a path on this machine): the move has ended. */
+/**
+ * The move's repository emptied (and removed, when it is a path on this machine): the move has
+ * ended. Every node writes the move store, so a folder of it may be swapped for a link while it
+ * goes: it is removed without following any (removeTreeIn, ./home-files.ts), from its parent
+ * opened as the administrator's.
+ */
 export async function forgetMoveRepository(input: { move: MoveRepository }): Promise<null> {
   const { repository } = input.move;
   if (path.isAbsolute(repository)) {
-    await fs.rm(repository, { recursive: true, force: true });
+    const parent = await openTrustedDirectory(path.dirname(repository));
+    if (!parent) return null;
+    try {
+      await removeTreeIn(parent, path.basename(repository));
+    } finally {
+      await parent.close();
+    }
     return null;
   }
   await inMoveRepository(input.move, async () => {
     const snapshots = await snapshotsTagged("pass:copy").catch(() => []);
     const finals = await snapshotsTagged("pass:final").catch(() => []);
     const ids = [...snapshots, ...finals].map((snapshot) => snapshot.id);
-    if (ids.length) await restic(["forget", "--prune", ...ids]);
+    if (ids.length) await restic(["forget", "--prune", "--", ...ids.map(snapshotId)]);
   });
   return null;
 }

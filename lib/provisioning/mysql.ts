@@ -61,10 +61,16 @@ function identifier(name: string): string {
   return `\`${name}\``;
 }
 
-/** A customer's database name, back-quoted: a valid identifier and none of the server's own schemas (rules.ts isSystemDatabase). */
-function databaseIdentifier(name: string): string {
+/**
+ * A customer database's name, back-quoted: an identifier, and none of the server's own schemas
+ * (rules.ts isSystemDatabase: mysql, information_schema, performance_schema, sys and the panel's
+ * own, in any case) — whatever a record or a node's answer says, refused by name wherever a
+ * database is made, dropped, granted, dumped or loaded (rights on `mysql` are rights on every
+ * user of the server).
+ */
+export function databaseName(name: string): string {
   const quoted = identifier(name);
-  if (isSystemDatabase(name)) throw new AppError("VALIDATION", `"${name}" is a system database of the server: the panel never acts on it`);
+  if (isSystemDatabase(name)) throw new AppError("VALIDATION", `"${name}" is a database of the server itself (a system database), never a customer's`);
   return quoted;
 }
 
@@ -72,7 +78,7 @@ function databaseIdentifier(name: string): string {
  * A database as GRANT and REVOKE name it. There `_` and `%` are wildcards: unescaped, a grant on
  * `a_b` would also open `axb` of another account. Names hold no `%` (IDENTIFIER), so `_` is escaped.
  */
-const grantTarget = (name: string) => `${databaseIdentifier(name).replaceAll("_", "\\_")}.*`;
+const grantTarget = (name: string) => `${databaseName(name).replaceAll("_", "\\_")}.*`;
 
 function privilegeList(privileges: string[]): string {
   if (privileges.length === 0 || !privileges.every((privilege) => allowedPrivileges.has(privilege))) {
@@ -82,7 +88,7 @@ function privilegeList(privileges: string[]): string {
 }
 
 /** mysql_native_password's hash: `*` and 40 hex digits (what IDENTIFIED BY PASSWORD takes). */
-const NATIVE_PASSWORD_HASH = /^\*[0-9A-F]{40}$/;
+export const NATIVE_PASSWORD_HASH = /^\*[0-9A-F]{40}$/;
 
 const UNREACHABLE = new Set(["ECONNREFUSED", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH", "PROTOCOL_CONNECTION_LOST", "ECONNRESET"]);
 
@@ -256,7 +262,7 @@ export function createMysqlProvisioner(url: string, userHost: string): MysqlProv
       };
     },
     async createDatabase(name) {
-      const quoted = databaseIdentifier(name);
+      const quoted = databaseName(name);
       await createMarked("database", name, () => pool.query(`CREATE DATABASE ${quoted}`), "ER_DB_CREATE_EXISTS", () => foreignName("database_name", "database", name)).catch(
         (error) => {
           throw error instanceof AppError ? error : serverError(`create database ${name}`, error);
@@ -264,7 +270,7 @@ export function createMysqlProvisioner(url: string, userHost: string): MysqlProv
       );
     },
     async dropDatabase(name) {
-      const quoted = databaseIdentifier(name);
+      const quoted = databaseName(name);
       if (!(await ours("database", name))) return;
       await run(`drop database ${name}`, `DROP DATABASE IF EXISTS ${quoted}`);
       await unmark("database", name);
@@ -317,10 +323,10 @@ export function createMysqlProvisioner(url: string, userHost: string): MysqlProv
       await run(`grant privileges on ${database} to ${username}`, `GRANT ${list} ON ${grantTarget(database)} TO ?@?`, userValues(username));
     },
     async revoke(username, database) {
-      grantTarget(database);
+      const target = grantTarget(database);
       if (!(await ours("user", username))) return;
       try {
-        await pool.query(`REVOKE ALL PRIVILEGES ON ${grantTarget(database)} FROM ?@?`, userValues(username));
+        await pool.query(`REVOKE ALL PRIVILEGES ON ${target} FROM ?@?`, userValues(username));
       } catch (error) {
         if ((error as { code?: string }).code === "ER_NONEXISTING_GRANT") return; // nothing to revoke
         throw serverError(`revoke privileges on ${database} from ${username}`, error);
@@ -341,7 +347,7 @@ export function createMysqlProvisioner(url: string, userHost: string): MysqlProv
       }
     },
     async databaseObjects(database) {
-      databaseIdentifier(database);
+      databaseName(database);
       try {
         const [rows] = await pool.query(
           `SELECT ROUTINE_TYPE AS type, ROUTINE_NAME AS name, DEFINER AS definer FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?
@@ -428,10 +434,11 @@ const DUMP_TIMEOUT_MS = 6 * 60 * 60_000;
 
 /** mariadb-dump of `database` (one consistent transaction, routines, triggers, events), its output a stream. */
 export async function startDatabaseDump(database: string): Promise<{ stdout: Readable; done: Promise<void> }> {
+  databaseName(database);
   const connection = await mariadbClientOptions();
   if (!connection) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
-  databaseIdentifier(database);
-  const dump = startChild("mariadb-dump", [connection, "--single-transaction", "--routines", "--triggers", "--events", database], {
+  databaseName(database);
+  const dump = startChild("mariadb-dump", [connection, "--single-transaction", "--routines", "--triggers", "--events", "--", database], {
     env: toolEnv(),
     timeoutMs: DUMP_TIMEOUT_MS,
   });
@@ -467,10 +474,10 @@ export interface DumpLoad {
  * message to the caller); the loader is dropped in every case.
  */
 export async function loadDatabaseDump(database: string, dump: Readable, signal?: AbortSignal): Promise<DumpLoad> {
+  databaseName(database);
   const server = mysqlProvisioner();
   const url = env().mysqlProvisionUrl;
   if (!server || !url) throw new AppError("VALIDATION", "MYSQL_PROVISION_URL is not set");
-  databaseIdentifier(database);
   const loader = `panel_load_${randomBytes(8).toString("hex")}`;
   const password = randomBytes(24).toString("base64url");
   const parsed = new URL(url);
@@ -489,7 +496,7 @@ export async function loadDatabaseDump(database: string, dump: Readable, signal?
 
 async function runLoad(optionsPath: string, database: string, dump: Readable, signal?: AbortSignal): Promise<DumpLoad> {
   // --defaults-file first: this file only, none of the machine's option files (a [client] group there could turn local-infile on).
-  const load = startChild("mariadb", [`--defaults-file=${optionsPath}`, "--binary-mode", "--force", "--local-infile=0", database], {
+  const load = startChild("mariadb", [`--defaults-file=${optionsPath}`, "--binary-mode", "--force", "--local-infile=0", "--", database], {
     env: toolEnv(),
     stdio: ["pipe", "ignore", "pipe"],
     timeoutMs: DUMP_TIMEOUT_MS,

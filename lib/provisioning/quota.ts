@@ -1,7 +1,7 @@
 import { env } from "@/lib/env";
 import { validationError } from "@/lib/errors";
 import { checkedAbsolutePath, checkedInteger, checkedLinuxName } from "./render-checks";
-import { exitReason, runChild, toolEnv } from "./system";
+import { exitReason, operand, runChild, toolEnv } from "./system";
 
 // Disk quotas (docs/applications.md "Disk"): where HOME_ROOT's file system has user quotas on, each
 // account's Linux user gets its plan's disk_mb as its block limit with `setquota` (Debian `quota`),
@@ -29,7 +29,7 @@ async function findQuotaMountPoint(): Promise<string | null> {
   try {
     const target = (await run("findmnt", ["-n", "-o", "TARGET", "--target", env().homeRoot])).trim();
     // "user quota on /home (/dev/sda2) is on"; a file system without quotas: a complaint on stderr.
-    const stdout = await run("quotaon", ["-p", "-u", target]);
+    const stdout = await run("quotaon", ["-p", "-u", "--", operand("a mount point", target)]);
     return /is on\s*$/m.test(stdout) ? target : null;
   } catch {
     return null; // findmnt or quotaon missing (Debian `quota` not installed): no quotas
@@ -46,7 +46,7 @@ export async function setDiskQuota(username: string, limitMb: number | null): Pr
   const user = checkedLinuxName(RENDERER, "username", username);
   const blocks = limitMb === null ? 0 : checkedInteger(RENDERER, "disk limit", limitMb, 1, 1_000_000_000) * 1024; // 1 KiB blocks
   try {
-    await run("setquota", ["-u", user, String(blocks), String(blocks), "0", "0", checkedAbsolutePath(RENDERER, "mount point", mount)]);
+    await run("setquota", ["-u", "--", operand("a user", user), String(blocks), String(blocks), "0", "0", checkedAbsolutePath(RENDERER, "mount point", mount)]);
   } catch (error) {
     // setquota's words (devices, mount points) go to the log; the answer names the plan, whose disk_mb it is.
     console.error(`[quota] setquota for ${user} failed: ${(error as Error).message}`);

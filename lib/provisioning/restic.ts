@@ -8,7 +8,7 @@ import type { Readable } from "node:stream";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { stopOnAbort } from "./stop-on-abort";
-import { type ChildEnv, childExit, exitReason, startChild, toolEnv } from "./system";
+import { type ChildEnv, childExit, exitReason, operand, startChild, toolEnv } from "./system";
 
 // restic (Debian `restic`), run without a shell: the repository is BACKUP_REPOSITORY, its
 // password only ever in BACKUP_PASSWORD_FILE (made once, 0600) and handed to restic as
@@ -171,10 +171,31 @@ export interface ResticSnapshot {
   tags?: string[];
 }
 
+/** A snapshot's id as restic writes it: 64 hex digits, nothing else (a short id, a name, an option). */
+export const SNAPSHOT_ID = /^[0-9a-f]{64}$/;
+
+/** `id` when it is a snapshot id (SNAPSHOT_ID); anything else is refused before restic sees it. */
+export function snapshotId(id: string): string {
+  if (typeof id !== "string" || !SNAPSHOT_ID.test(id)) throw new AppError("VALIDATION", `${JSON.stringify(String(id).slice(0, 80))} is not a snapshot id (64 hex digits)`);
+  return id;
+}
+
+/** `--tag=<tag>`: one word, so a tag is never read as an option of its own. */
+export const tagOption = (tag: string) => `--tag=${tag}`;
+
+// Every positional argument comes after `--` (snapshot ids checked by snapshotId, paths by
+// operand), every option's value is joined to it (`--tag=…`): nothing a record, a customer or a
+// node's answer holds is read by restic as an option.
 // Reads (snapshots, stats, ls, dump) pass --no-lock: a list or a restore must not fail with
 // "repository is already locked" while the nightly job prunes.
 export async function snapshotsTagged(tag: string): Promise<ResticSnapshot[]> {
-  return JSON.parse(await restic(["snapshots", "--no-lock", "--json", "--tag", tag], undefined, LIST_TIMEOUT_MS)) as ResticSnapshot[];
+  return JSON.parse(await restic(["snapshots", "--no-lock", "--json", tagOption(tag)], undefined, LIST_TIMEOUT_MS)) as ResticSnapshot[];
+}
+
+/** The snapshot `id` as the repository itself describes it (its paths, tags, time); null when it holds none of that id. */
+export async function snapshotById(id: string): Promise<ResticSnapshot | null> {
+  const listed = JSON.parse(await restic(["snapshots", "--no-lock", "--json", "--", snapshotId(id)], undefined, LIST_TIMEOUT_MS)) as ResticSnapshot[] | null;
+  return listed?.find((snapshot) => snapshot.id === id) ?? null;
 }
 
 /** One entry of a snapshot's tree as `restic ls --json` gives it. */
@@ -201,8 +222,8 @@ export interface SnapshotEntry {
  * `restic ls --recursive` line by line (a large tree is never one string); null when the
  * snapshot does not hold it.
  */
-export async function snapshotEntry(snapshotId: string, target: string, signal?: AbortSignal): Promise<SnapshotEntry | null> {
-  const { stdout, done } = await resticStream(["ls", "--no-lock", "--json", "--recursive", snapshotId, target], signal);
+export async function snapshotEntry(id: string, target: string, signal?: AbortSignal): Promise<SnapshotEntry | null> {
+  const { stdout, done } = await resticStream(["ls", "--no-lock", "--json", "--recursive", "--", snapshotId(id), operand("a path in the snapshot", target)], signal);
   let entry: SnapshotEntry | null = null;
   let bytes = 0;
   for await (const line of createInterface({ input: stdout, crlfDelay: Infinity })) {

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { AppError } from "@/lib/errors";
 
 // What every provisioning module needs from the machine: files replaced atomically, and child
 // processes started the one way the panel starts them (startChild): without a shell, and with an
@@ -193,6 +194,19 @@ export interface ChildOptions {
   /** Default: no standard input, output and error piped. */
   stdio?: StdioOptions;
   timeoutMs?: number;
+}
+
+/**
+ * A value a program takes as a positional argument (a user, a group, a snapshot id, a path):
+ * refused before the call when the program could read it as an option — empty, or starting with
+ * `-` — or when it holds a NUL. Every call writes `--` before its positional arguments as well
+ * (docs/security.md "Nodes are not trusted"): the check names the bad value, `--` is the wall.
+ */
+export function operand(what: string, value: string): string {
+  if (typeof value !== "string" || value === "" || value.startsWith("-") || value.includes("\0")) {
+    throw new AppError("VALIDATION", `${what} ${JSON.stringify(String(value).slice(0, 80))} is refused: a program would read it as an option`);
+  }
+  return value;
 }
 
 /** The one way the panel starts a program: no shell, and exactly the environment `options.env`. */

@@ -1,13 +1,10 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { isDeepStrictEqual } from "node:util";
 import { createUser } from "@nats-io/nkeys";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { eq, is, sql } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import type { Database } from "@/db/client";
@@ -17,7 +14,7 @@ import { terminateAccount, suspendAccount, unsuspendAccount } from "@/lib/accoun
 import { ADMIN } from "@/lib/accounts/manager";
 import { configurePhpBodySchema, type CreateAccountInput } from "@/lib/accounts/schemas";
 import { configurePhp, createAccount, findAccountIdByUsername, getAccount, updateAccountAdminFields, updateAccountProfile } from "@/lib/accounts/service";
-import { decodeMessage, encodeMessage, type Job, PROTOCOL_VERSION } from "@/lib/agent/protocol";
+import { PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import type { Actor } from "@/lib/audit/service";
 import { backupAccount, backupStatus, withBackupLease } from "@/lib/backups/service";
 import { assignDatabaseBodySchema, createDatabaseBodySchema, createDatabaseUserBodySchema } from "@/lib/databases/schemas";
@@ -46,8 +43,8 @@ import { createReseller } from "@/lib/resellers/service";
 import { createSshKeyBodySchema } from "@/lib/ssh/schemas";
 import { addSshKey, deleteSshKey, listSshKeys } from "@/lib/ssh/service";
 import { type Backend, createTestDatabase, testBackends } from "../support/database";
-import { freePort } from "../support/server";
 import { ed25519KeyLine } from "../support/ssh-keys";
+import { type OpenNats, type StandInAgent, startOpenNats, startStandInAgent } from "../support/stand-in-agent";
 
 // The suites whose subject is the machine (nginx, PHP-FPM, OpenSSH, restic, test nodes, moves,
 // WordPress, backups) run on one database backend. This file is what lets them: the service
@@ -91,97 +88,7 @@ const sshKeyLine = ed25519KeyLine();
 const nodeKeys = { n2: createUser().getPublicKey(), n3: createUser().getPublicKey() };
 const heartbeat = { agent_version: "0.0.1", protocol: PROTOCOL_VERSION, disk: { total_bytes: 100_000, used_bytes: 25_000 }, load: [0.5, 0.25, 0.125] };
 
-// ---- a NATS server and an agent standing in for the nodes ----
-
-async function startNatsServer(): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await freePort();
-  const root = path.join(scratch, "nats");
-  fs.mkdirSync(root, { recursive: true });
-  const config = path.join(root, "nats-server.conf");
-  // No authorization: the panel's NKEY is offered and not needed (NATS_AUTH_FILE unset).
-  fs.writeFileSync(config, `listen: "127.0.0.1:${port}"\njetstream { store_dir: "${path.join(root, "jetstream")}" }\n`);
-  const child: ChildProcess = spawn("nats-server", ["-c", config], { stdio: "ignore" });
-  for (const started = Date.now(); ; ) {
-    if (child.exitCode !== null) throw new Error(`nats-server exited with ${child.exitCode}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, "127.0.0.1", () => resolve(Boolean(socket.end())));
-      socket.on("error", () => resolve(false));
-    });
-    if (open) break;
-    if (Date.now() - started > 15_000) throw new Error("nats-server did not listen");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return {
-    url: `nats://127.0.0.1:${port}`,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      await exited;
-    },
-  };
-}
-
-type Refusal = (node: string, job: Job) => string | null;
-
-/**
- * Answers every job on panel.jobs.* as a node's agent would, with a plain value of the right
- * shape. `refuse` names jobs it answers with a refusal; `hold` keeps the next matching job
- * unanswered until released (a driver stays inside a step while its rival tries).
- */
-async function startStandInAgent(url: string) {
-  const connection: NatsConnection = await connect({ servers: url, name: "stand-in agent" });
-  let refuse: Refusal = () => null;
-  const holds: { node: string; op: string; reached: () => void; released: Promise<void> }[] = [];
-  const valueOf = (job: Job): unknown => {
-    switch (job.op) {
-      case "move.snapshot":
-        return { home: { id: "home-snapshot", short_id: "home", time: "2026-01-01T00:00:00Z", paths: [] }, dumps: [], password_hashes: {} };
-      case "backup.parts":
-        return { objects: [], password_hashes: {} };
-      case "backup.snapshots":
-        return [{ id: "records-snapshot", short_id: "records", time: "2026-01-01T00:00:00Z", paths: [], tags: ["account-id:0", "run:20260101-000000000", "part:records"] }];
-      case "backup.stored-bytes":
-        return 4096;
-      default:
-        return null;
-    }
-  };
-  const answer = async (node: string, job: Job) => {
-    const index = holds.findIndex((hold) => hold.node === node && hold.op === job.op);
-    if (index >= 0) {
-      const [hold] = holds.splice(index, 1);
-      hold.reached();
-      await hold.released;
-    }
-    const refusal = refuse(node, job);
-    const result = refusal ? { id: job.id, ok: false, error: { code: "VALIDATION", message: refusal } } : { id: job.id, ok: true, value: valueOf(job) };
-    connection.publish(`panel.events.${node}.result`, encodeMessage(result));
-  };
-  connection.subscribe("panel.jobs.*", {
-    callback: (error, message) => {
-      if (!error) void answer(message.subject.split(".")[2], decodeMessage(message.data) as Job);
-    },
-  });
-  await connection.flush();
-  return {
-    refuseWhen(rule: Refusal) {
-      refuse = rule;
-    },
-    /** The next `op` for `node` waits for `release()`; `reached` resolves once it has come. */
-    hold(node: string, op: string) {
-      let reached!: () => void;
-      let release!: () => void;
-      const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
-      const released = new Promise<void>((resolve) => (release = resolve));
-      holds.push({ node, op, reached, released });
-      return { reached: reachedPromise, release };
-    },
-    close: () => connection.drain(),
-  };
-}
-
-let agent: Awaited<ReturnType<typeof startStandInAgent>>;
+let agent: StandInAgent;
 
 // ---- the sequence ----
 
@@ -551,10 +458,10 @@ async function runSequence(backend: Backend): Promise<RunResult> {
 
 describe("storage parity: the machine suites' service calls answer and store alike on PGlite and PostgreSQL", () => {
   const results = new Map<Backend, RunResult>();
-  let nats: Awaited<ReturnType<typeof startNatsServer>> | undefined;
+  let nats: OpenNats | undefined;
 
   before(async () => {
-    nats = await startNatsServer();
+    nats = await startOpenNats(path.join(scratch, "nats"));
     process.env.NATS_URL = nats.url;
     agent = await startStandInAgent(nats.url);
   });

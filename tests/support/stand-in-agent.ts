@@ -51,17 +51,30 @@ export type Refusal = (node: string, job: Job) => string | null;
 /** A restic snapshot id of the exact form the panel checks (64 hex digits). */
 export const standInSnapshotId = (digit: string) => digit.repeat(64);
 
-/** The value a node's agent answers `job` with, of the shape the panel checks. */
+/** The value a node's agent answers `job` with, of the shape the panel checks (lib/nodes/answers.ts). */
 function valueOf(job: Job): unknown {
+  const args = job.args as Record<string, unknown>;
   switch (job.op) {
+    case "ping":
+      return { agent_version: "0.0.1", protocol: job.protocol };
+    case "account.provision":
+      return { username: (args.account as { username: string }).username, userCreated: true, homeWasThere: false, siteDomains: [] };
+    case "node.reconcile":
+      return { failed: [] };
+    case "account.disk-usage":
+      return { mb: null, enforced: false };
+    case "databases.call":
+      return { configured: false };
     case "move.snapshot":
       return { home: standInSnapshotId("a"), dumps: [], password_hashes: {} };
     case "backup.parts":
       return { objects: [], password_hashes: {} };
     case "backup.snapshots":
-      return [{ id: standInSnapshotId("b"), short_id: "bbbbbbbb", time: "2026-01-01T00:00:00Z", paths: [], tags: (job.args as { tags: string[] }).tags }];
+      return [{ id: standInSnapshotId("b"), short_id: "bbbbbbbb", time: "2026-01-01T00:00:00Z", paths: [], tags: args.tags }];
     case "backup.stored-bytes":
       return 4096;
+    case "certificates.list":
+      return [];
     default:
       return null;
   }
