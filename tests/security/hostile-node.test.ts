@@ -10,7 +10,7 @@ import type { Database } from "@/db/client";
 import { loadOrCreateIdentity } from "@/lib/agent/identity";
 import { decodeMessage, encodeMessage, type Job, JOBS_STREAM, PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import { runPanel } from "../support/cli";
-import { testBackends } from "../support/database";
+import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { startNats, type TestNats } from "../support/nats";
@@ -86,7 +86,7 @@ const honest: Answer = (job) => {
   return { ok: true, value: null };
 };
 
-for (const backend of testBackends()) {
+for (const backend of machineBackends("postgres")) {
   describe(`a hostile node (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
     let nats: TestNats;
