@@ -37,6 +37,26 @@ const quiet = (program: string, args: string[]) => {
   }
 };
 
+/**
+ * The machine's /etc copied to `target`, as it is between two changes: other test files make and
+ * remove users meanwhile, and useradd's lock and temporary files (passwd.lock, subgid.9818) come
+ * and go while cp walks the folder — a copy that met one going is made again, and the ones it
+ * caught are left out (a lock of a process of this machine would stop the node's own useradd).
+ */
+function copyEtc(target: string) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      execFileSync("cp", ["-a", "/etc", target], { stdio: "pipe" });
+      break;
+    } catch (error) {
+      fs.rmSync(target, { recursive: true, force: true });
+      if (attempt === 5) throw error;
+    }
+  }
+  const locksAndTemporaries = /^(passwd|shadow|group|gshadow|subuid|subgid)(\.lock|\.\d+|\+|-\d+)$/;
+  for (const name of fs.readdirSync(target)) if (locksAndTemporaries.test(name)) fs.rmSync(path.join(target, name), { force: true });
+}
+
 /** New users and groups in `[first, first + 999]`, as useradd and groupadd read login.defs. */
 function giveOwnIdRange(loginDefs: string, first: number) {
   const limits: Record<string, number> = { UID_MIN: first, UID_MAX: first + 999, GID_MIN: first, GID_MAX: first + 999 };
@@ -80,7 +100,7 @@ export async function startNodeHost(label: string): Promise<NodeHost> {
   };
 
   try {
-    execFileSync("cp", ["-a", "/etc", path.join(root, "etc")]);
+    copyEtc(path.join(root, "etc"));
     giveOwnIdRange(path.join(root, "etc", "login.defs"), 100_000 + block * 1000);
     execFileSync("ip", ["netns", "add", namespace]);
     execFileSync("ip", ["link", "add", hostSide, "type", "veth", "peer", "name", nodeSide]);
