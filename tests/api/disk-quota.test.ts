@@ -72,14 +72,14 @@ for (const backend of machineBackends("pglite")) {
       const created = await admin().post("/api/admin/accounts", { username, domain: `${username}.example`, plan: "small" });
       assert.equal(created.status, 201, JSON.stringify(created.body));
       accountId = created.body.id;
-      assert.deepEqual(setquotaCalls(), [`-u ${username} 51200 51200 0 0 /quota-home`], "50 MB in 1 KiB blocks, soft and hard");
+      assert.deepEqual(setquotaCalls(), [`-u -- ${username} 51200 51200 0 0 /quota-home`], "50 MB in 1 KiB blocks, soft and hard");
       const usage = await apiClient(env.server.baseUrl, env.seed.adminKey, accountId).get("/api/client/account/usage-details");
       assert.equal(usage.status, 200, JSON.stringify(usage.body));
       assert.deepEqual({ limit: usage.body.disk.limit_mb, enforced: usage.body.disk.enforced }, { limit: 50, enforced: true });
 
       const moved = await admin().put(`/api/admin/accounts/${accountId}`, { plan: "large" });
       assert.equal(moved.status, 200, JSON.stringify(moved.body));
-      assert.equal(setquotaCalls().at(-1), `-u ${username} 204800 204800 0 0 /quota-home`);
+      assert.equal(setquotaCalls().at(-1), `-u -- ${username} 204800 204800 0 0 /quota-home`);
     });
   });
 }

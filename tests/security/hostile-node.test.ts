@@ -41,9 +41,9 @@ const OPTION = "--option=sftp.command=/bin/sh -c 'touch /tmp/hostile-node-ran'";
 type Answer = (job: Job) => { ok: true; value: unknown } | { ok: false; error: { code: string; message: string; fields?: unknown } };
 
 /** The fake agent: n1's NKEY, its hello and heartbeats, and `answer` for each job from n1's queue. */
-async function startFakeAgent(natsUrl: string, seedFile: string, answer: () => Answer) {
+async function startFakeAgent(nats: TestNats, seedFile: string, answer: () => Answer) {
   const identity = await loadOrCreateIdentity(seedFile);
-  const connection: NatsConnection = await connect({ servers: natsUrl, authenticator: nkeyAuthenticator(identity.seed), inboxPrefix: "_INBOX_n1" });
+  const connection: NatsConnection = await connect({ ...nats.options, authenticator: nkeyAuthenticator(identity.seed), inboxPrefix: "_INBOX_n1" });
   const publish = (kind: string, body: unknown) => connection.publish(`panel.events.n1.${kind}`, encodeMessage(body));
   const beat = { agent_version: "0.0.1", protocol: PROTOCOL_VERSION, disk: { total_bytes: 1000, used_bytes: 10 }, load: [0, 0, 0] };
   let beating = true;
@@ -116,9 +116,10 @@ for (const backend of machineBackends("postgres")) {
       n1Id = created.body.id;
       const dir = { DATA_DIR: path.join(root, backend, "n1"), HOME_ROOT: path.join(root, backend, "n1-home"), DATABASE_URL: undefined };
       fs.mkdirSync(dir.DATA_DIR, { recursive: true });
-      const joined = await runPanel(dir, "node", "join", "--panel", env.server.baseUrl, "--token", created.body.enrolment_token, "--nats", nats.url);
+      // The panel is plain HTTP here (no TLS front: n1 is no namespace node), NATS is TLS.
+      const joined = await runPanel(dir, "node", "join", "--panel", env.server.baseUrl, "--insecure", "--token", created.body.enrolment_token, "--nats", nats.url, "--ca", nats.tls.caFile);
       assert.equal(joined.code, 0, joined.stderr);
-      fake = await startFakeAgent(nats.url, path.join(dir.DATA_DIR, "node.nk"), () => answer);
+      fake = await startFakeAgent(nats, path.join(dir.DATA_DIR, "node.nk"), () => answer);
       await waitFor("n1 active", async () => (await admin().get(`/api/admin/nodes/${n1Id}`)).body.state === "active");
     });
 
@@ -238,7 +239,7 @@ for (const backend of machineBackends("postgres")) {
       assert.equal((await admin().post(`/api/admin/accounts/${bobId}/suspend`, {})).status, 202);
       // The job waiting on n2's queue, read as the panel reads it: n1 forges its result, a failure.
       const panelIdentity = await loadOrCreateIdentity(path.join(env.database.env.DATA_DIR, "nats-panel.nk"));
-      const panel = await connect({ servers: nats.url, authenticator: nkeyAuthenticator(panelIdentity.seed) });
+      const panel = await connect({ ...nats.options, authenticator: nkeyAuthenticator(panelIdentity.seed) });
       try {
         const waiting = await jetstreamManager(panel).then((manager) => manager.streams.getMessage(JOBS_STREAM, { last_by_subj: "panel.jobs.n2" }));
         const job = decodeMessage(waiting!.data) as Job;
