@@ -82,6 +82,9 @@ export async function startWebServers(root: string, start: Starter = spawn, http
       "[global]",
       `pid = ${root}/php-fpm.pid`,
       `error_log = ${root}/php-fpm.log`,
+      // As docs/applications.md asks of a server: a reload lets each worker finish the request it
+      // has taken (Debian's 0 kills it: a 502 right after a PHP setting changed).
+      "process_control_timeout = 10s",
       // php-fpm refuses to start without a pool: one that never gets a request.
       "[placeholder]",
       "user = www-data",
