@@ -6,7 +6,7 @@ import { changedFiles, testsReaching } from "./test-graph";
 
 // `npm test`: build when needed, then every test file under tests/ (node:test through tsx), then
 // the Playwright suite under e2e/. Files run side by side, TEST_CONCURRENCY at a time (default
-// 3, measured on 2 cores: docs/testing.md), longest first; the few that cannot share the machine
+// 3 on 2 cores: docs/testing.md), longest first; the few that cannot share the machine
 // (RUNS_ALONE) run one by one after the others. Each file is its own `node --test` process whose
 // output is printed whole when it ends — a file that runs on both backends (every use of
 // testBackends() a `for (const backend of testBackends())` loop) as two, one per backend, so its
