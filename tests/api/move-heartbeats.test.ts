@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { createUser } from "@nats-io/nkeys";
 import { eq } from "drizzle-orm";
 import { accountMoves } from "@/db/schema";
@@ -12,11 +12,10 @@ import { createAccount } from "@/lib/accounts/service";
 import { advanceMoves } from "@/lib/moves/driver";
 import { startMoveSchema } from "@/lib/moves/schemas";
 import { startMove } from "@/lib/moves/service";
-import { closePanelBus } from "@/lib/nodes/bus";
 import { createNodeSchema, joinNodeSchema } from "@/lib/nodes/schemas";
 import { createNode, joinNode, recordHeartbeat } from "@/lib/nodes/service";
 import { createTestDatabase, testBackends } from "../support/database";
-import { type OpenNats, type StandInAgent, startOpenNats, startStandInAgent } from "../support/stand-in-agent";
+import { useStandInNodes } from "../support/stand-in-agent";
 
 // Issue 37, item 0: a move's node is judged at each call from its current heartbeat. The source's
 // first pass is held for longer than the heartbeat limit (15 s) while both nodes keep beating, as
@@ -42,20 +41,8 @@ const admin: Actor = { type: "cli" };
 const HELD_MS = 17_000;
 const heartbeat = { agent_version: "0.0.1", protocol: PROTOCOL_VERSION, disk: null, load: [0, 0, 0] };
 
-let nats: OpenNats;
-let agent: StandInAgent;
-
-before(async () => {
-  nats = await startOpenNats(path.join(scratch, "nats"));
-  process.env.NATS_URL = nats.url;
-  agent = await startStandInAgent(nats.url);
-});
-after(async () => {
-  await closePanelBus();
-  await agent?.close();
-  await nats?.stop();
-  fs.rmSync(scratch, { recursive: true, force: true });
-});
+const agent = useStandInNodes(scratch);
+after(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
 for (const backend of testBackends()) {
   describe(`a move's nodes judged at each call (${backend})`, () => {
@@ -73,7 +60,7 @@ for (const backend of testBackends()) {
         const account = await createAccount(db, { username: `hb${backend.slice(0, 2)}`, domain: `hb${backend.slice(0, 2)}.example`, node: "n2" }, admin);
         await startMove(db, account.id, startMoveSchema.parse({ node: "n3" }), admin);
 
-        const held = agent.hold("n2", "move.snapshot");
+        const held = agent().hold("n2", "move.snapshot");
         const driving = advanceMoves(db, "driver");
         await held.reached;
         const beating = setInterval(() => void beat(), 2_000);

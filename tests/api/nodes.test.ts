@@ -9,7 +9,7 @@ import type { Database } from "@/db/client";
 import { startAgent } from "@/lib/agent/main";
 import { loadOrCreateIdentity } from "@/lib/agent/identity";
 import { decodeMessage, encodeMessage, JOBS_STREAM, PROTOCOL_VERSION } from "@/lib/agent/protocol";
-import { runPanel } from "../support/cli";
+import { nodeDataDir, runPanel } from "../support/cli";
 import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
@@ -36,20 +36,13 @@ after(async () => {
 
 const seed = async (db: Database) => ({ adminKey: await makeKey(db, { scope: "admin" }) });
 
-/** A node machine's own directory (DATA_DIR): its seed and node.json; no database. */
-function nodeDir(name: string) {
-  const dir = path.join(root, `node-${name}-${Date.now()}`);
-  fs.mkdirSync(dir, { recursive: true });
-  return { DATA_DIR: dir, HOME_ROOT: path.join(dir, "home"), DATABASE_URL: undefined };
-}
-
 const seedOf = (env: { DATA_DIR: string }) => path.join(env.DATA_DIR, "node.nk");
 
 for (const backend of machineBackends("postgres")) {
   describe(`nodes and their credentials (${backend})`, () => {
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
     const admin = () => apiClient(env.server.baseUrl, env.seed.adminKey);
-    const nodes: Record<string, { id: number; dir: ReturnType<typeof nodeDir> }> = {};
+    const nodes: Record<string, { id: number; dir: ReturnType<typeof nodeDataDir> }> = {};
 
     // The panel over https, as nodes reach it (TLS in front of it, its certificate from the test's CA).
     let front: TlsFront;
@@ -76,7 +69,7 @@ for (const backend of machineBackends("postgres")) {
         assert.equal(created.status, 201, JSON.stringify(created.body));
         assert.match(created.body.enrolment_token, /^hcp_node_/);
         assert.equal(created.body.state, "unreachable");
-        const dir = nodeDir(name);
+        const dir = nodeDataDir(root, name);
         const joined = await runPanel(dir, "node", "join", "--panel", panelUrl(), "--token", created.body.enrolment_token, "--nats", nats.url, "--ca", nats.tls.caFile);
         assert.equal(joined.code, 0, joined.stderr);
         assert.match(joined.stdout, new RegExp(`node ${name}`));
@@ -85,7 +78,7 @@ for (const backend of machineBackends("postgres")) {
         assert.equal(config.name, name);
         nodes[name] = { id: created.body.id, dir };
         // Used once: the same token again is refused, and changes nothing.
-        const again = await runPanel(nodeDir("again"), "node", "join", "--panel", panelUrl(), "--token", created.body.enrolment_token, "--nats", nats.url, "--ca", nats.tls.caFile);
+        const again = await runPanel(nodeDataDir(root, "again"), "node", "join", "--panel", panelUrl(), "--token", created.body.enrolment_token, "--nats", nats.url, "--ca", nats.tls.caFile);
         assert.equal(again.code, 1);
         assert.match(again.stderr, /unknown or expired/);
       }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { isDeepStrictEqual } from "node:util";
 import { createUser } from "@nats-io/nkeys";
 import { eq, is, sql } from "drizzle-orm";
@@ -31,7 +31,6 @@ import { advanceMoves } from "@/lib/moves/driver";
 import { openMoveOf } from "@/lib/moves/records";
 import { startMoveSchema } from "@/lib/moves/schemas";
 import { cancelMove, startMove } from "@/lib/moves/service";
-import { closePanelBus } from "@/lib/nodes/bus";
 import { recordJobResult } from "@/lib/nodes/dispatch";
 import { createNodeSchema, joinNodeSchema, updateNodeSchema } from "@/lib/nodes/schemas";
 import { createNode, deleteNode, joinNode, listNodes, recordHeartbeat, updateNode } from "@/lib/nodes/service";
@@ -44,7 +43,7 @@ import { createSshKeyBodySchema } from "@/lib/ssh/schemas";
 import { addSshKey, deleteSshKey, listSshKeys } from "@/lib/ssh/service";
 import { type Backend, createTestDatabase, testBackends } from "../support/database";
 import { ed25519KeyLine } from "../support/ssh-keys";
-import { type OpenNats, type StandInAgent, startOpenNats, startStandInAgent } from "../support/stand-in-agent";
+import { useStandInNodes } from "../support/stand-in-agent";
 
 // The suites whose subject is the machine (nginx, PHP-FPM, OpenSSH, restic, test nodes, moves,
 // WordPress, backups) run on one database backend. This file is what lets them: the service
@@ -88,7 +87,7 @@ const sshKeyLine = ed25519KeyLine();
 const nodeKeys = { n2: createUser().getPublicKey(), n3: createUser().getPublicKey() };
 const heartbeat = { agent_version: "0.0.1", protocol: PROTOCOL_VERSION, disk: { total_bytes: 100_000, used_bytes: 25_000 }, load: [0.5, 0.25, 0.125] };
 
-let agent: StandInAgent;
+const agent = useStandInNodes(scratch);
 
 // ---- the sequence ----
 
@@ -261,7 +260,7 @@ const steps: Step[] = [
     run: async (r) => {
       await recordHeartbeats(r.db);
       // The winner is kept inside its first step (preparing: n3 gets the account) until released.
-      const held = agent.hold("n3", "account.ensure");
+      const held = agent().hold("n3", "account.ensure");
       const drivers = ["driver-a", "driver-b"].map((holder) => advanceMoves(r.db, holder).then(() => holder));
       const returned = await Promise.race(drivers);
       await held.reached;
@@ -285,7 +284,7 @@ const steps: Step[] = [
     expect: "ok",
     run: async (r) => {
       await recordHeartbeats(r.db);
-      agent.refuseWhen((node, job) => (node === "n3" && job.op === "account.ensure" && (job.args as { state: { account: { username: string } } }).state.account.username === "erin" ? "the test's n3 refuses erin" : null));
+      agent().refuseWhen((node, job) => (node === "n3" && job.op === "account.ensure" && (job.args as { state: { account: { username: string } } }).state.account.username === "erin" ? "the test's n3 refuses erin" : null));
       await advanceMoves(r.db, "driver-a");
       return openMoveOf(r.db, id(r, "erin"));
     },
@@ -307,7 +306,7 @@ const steps: Step[] = [
     name: "erin's backup is refused by n2: the failure is recorded",
     expect: 422,
     run: async (r) => {
-      agent.refuseWhen((node, job) => (node === "n2" && job.op === "backup.parts" ? "the test's n2 has no room for backups" : null));
+      agent().refuseWhen((node, job) => (node === "n2" && job.op === "backup.parts" ? "the test's n2 has no room for backups" : null));
       return withNodesAnswering(r, () => backupAccount(r.db, id(r, "erin")));
     },
   },
@@ -434,7 +433,7 @@ async function runSequence(backend: Backend): Promise<RunResult> {
   // Files the services write (zone files, homes, certificates) start empty for each backend.
   fs.rmSync(dataDir, { recursive: true, force: true });
   fs.mkdirSync(dataDir, { recursive: true });
-  agent.refuseWhen(() => null);
+  agent().refuseWhen(() => null);
   const database = await createTestDatabase(backend);
   const connection = await database.open();
   try {
@@ -458,19 +457,7 @@ async function runSequence(backend: Backend): Promise<RunResult> {
 
 describe("storage parity: the machine suites' service calls answer and store alike on PGlite and PostgreSQL", () => {
   const results = new Map<Backend, RunResult>();
-  let nats: OpenNats | undefined;
-
-  before(async () => {
-    nats = await startOpenNats(path.join(scratch, "nats"));
-    process.env.NATS_URL = nats.url;
-    agent = await startStandInAgent(nats.url);
-  });
-  after(async () => {
-    await closePanelBus();
-    await agent?.close();
-    await nats?.stop();
-    fs.rmSync(scratch, { recursive: true, force: true });
-  });
+  after(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
   for (const backend of testBackends()) {
     test(`the sequence (${steps.length} steps) answers as expected on ${backend}`, async () => {

@@ -8,7 +8,7 @@ import { connect, nkeyAuthenticator } from "@nats-io/transport-node";
 import type { Database } from "@/db/client";
 import { loadOrCreateIdentity } from "@/lib/agent/identity";
 import { encodeMessage, JOBS_STREAM, PROTOCOL_VERSION } from "@/lib/agent/protocol";
-import { runPanel } from "../support/cli";
+import { nodeDataDir, runPanel } from "../support/cli";
 import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
@@ -44,13 +44,6 @@ after(async () => {
 
 const seed = async (db: Database) => ({ adminKey: await makeKey(db, { scope: "admin" }) });
 
-/** A node machine's own directory (DATA_DIR): its seed, node.json and CA; no database. */
-function nodeDir(name: string) {
-  const dir = path.join(root, `node-${name}-${Date.now()}`);
-  fs.mkdirSync(dir, { recursive: true });
-  return { DATA_DIR: dir, HOME_ROOT: path.join(dir, "home"), DATABASE_URL: undefined };
-}
-
 const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
 
 const [backend] = machineBackends("postgres");
@@ -82,12 +75,12 @@ describe(`nodes' transport (${backend})`, () => {
 
   test("a join over http:// or naming nats:// is refused without --insecure, and nothing is sent", async () => {
     const node = await addNode("clear1");
-    const overHttp = await runPanel(nodeDir("http"), "node", "join", "--panel", env.server.baseUrl, "--token", node.enrolment_token, "--nats", nats.url);
+    const overHttp = await runPanel(nodeDataDir(root, "http"), "node", "join", "--panel", env.server.baseUrl, "--token", node.enrolment_token, "--nats", nats.url);
     assert.equal(overHttp.code, 2, overHttp.stdout);
     assert.match(overHttp.stderr, /Refused: http:\/\/127\.0\.0\.1:\d+ would carry this node's key and its jobs .* in cleartext.*--insecure/);
     // The old join had no --ca: the CA is given to Node itself, so that this test ran there too.
     const overNats = await runPanel(
-      { ...nodeDir("nats"), NODE_EXTRA_CA_CERTS: nats.tls.caFile },
+      { ...nodeDataDir(root, "nats"), NODE_EXTRA_CA_CERTS: nats.tls.caFile },
       "node", "join", "--panel", `https://127.0.0.1:${front.port}`, "--token", node.enrolment_token, "--nats", `nats://127.0.0.1:${nats.port}`,
     );
     assert.equal(overNats.code, 2, overNats.stdout);
@@ -97,7 +90,7 @@ describe(`nodes' transport (${backend})`, () => {
 
   test("a panel whose certificate is not the pinned one, or that no given CA vouches for, is refused before the key is sent", async () => {
     const node = await addNode("pinned1");
-    const dir = nodeDir("pinned1");
+    const dir = nodeDataDir(root, "pinned1");
     const pinnedElsewhere = await runPanel(
       dir, "node", "join", "--panel", `https://127.0.0.1:${inBetween.port}`, "--token", node.enrolment_token, "--nats", nats.url, "--ca", nats.tls.caFile, "--fingerprint", nats.tls.fingerprint,
     );
@@ -124,7 +117,7 @@ describe(`nodes' transport (${backend})`, () => {
 
   test("--insecure is accepted, kept, and warned at the join and at every start of the agent", async () => {
     const node = await addNode("clear2");
-    const dir = nodeDir("clear2");
+    const dir = nodeDataDir(root, "clear2");
     const joined = await runPanel(dir, "node", "join", "--panel", env.server.baseUrl, "--token", node.enrolment_token, "--nats", `nats://127.0.0.1:${nats.port}`, "--insecure");
     assert.equal(joined.code, 0, joined.stderr);
     assert.match(joined.stderr, /WARNING: This join speaks to http:\/\/127\.0\.0\.1:\d+ and nats:\/\/127\.0\.0\.1:\d+ without TLS \(--insecure\)/);
@@ -140,7 +133,7 @@ describe(`nodes' transport (${backend})`, () => {
     fs.writeFileSync(envFile, "HOME_ROOT=/home\n", { mode: 0o644 });
     fs.chmodSync(envFile, 0o644);
     const refused = await runPanel(
-      { ...nodeDir("envmode1"), PANEL_ENV_FILE: envFile },
+      { ...nodeDataDir(root, "envmode1"), PANEL_ENV_FILE: envFile },
       "node", "join", "--panel", `https://127.0.0.1:${front.port}`, "--token", node.enrolment_token, "--nats", nats.url, "--ca", nats.tls.caFile,
     );
     assert.equal(refused.code, 2, refused.stdout);
@@ -156,7 +149,7 @@ describe(`nodes' transport (${backend})`, () => {
 
   test("a node's hello flood builds one reconcile: a hello counts once per 10 s, and a node has one reconcile waiting at most", async () => {
     const node = await addNode("flood1");
-    const dir = nodeDir("flood1");
+    const dir = nodeDataDir(root, "flood1");
     const joined = await runPanel(dir, "node", "join", "--panel", `https://127.0.0.1:${front.port}`, "--token", node.enrolment_token, "--nats", nats.url, "--ca", nats.tls.caFile);
     assert.equal(joined.code, 0, joined.stderr);
     const nodeKey = await loadOrCreateIdentity(path.join(dir.DATA_DIR, "node.nk"));

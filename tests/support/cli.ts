@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
 
 // The `panel` command line as an operator runs it (`npm run panel -- …`): a subprocess.
 
@@ -47,4 +49,11 @@ export function startPanel(env: Record<string, string | undefined>, ...args: str
 /** The CLI run to its end (as startPanel starts it). */
 export function runPanel(env: Record<string, string | undefined>, ...args: string[]): Promise<CliResult> {
   return startPanel(env, ...args).ended;
+}
+
+/** A node machine's own directory under `root` for the command line run there (its DATA_DIR: seed, node.json, CA); no database. */
+export function nodeDataDir(root: string, name: string) {
+  const dir = path.join(root, `node-${name}-${Date.now()}`);
+  fs.mkdirSync(dir, { recursive: true });
+  return { DATA_DIR: dir, HOME_ROOT: path.join(dir, "home"), DATABASE_URL: undefined };
 }

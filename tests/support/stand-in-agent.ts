@@ -2,8 +2,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { after, before } from "node:test";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { decodeMessage, encodeMessage, type Job } from "@/lib/agent/protocol";
+import { closePanelBus } from "@/lib/nodes/bus";
 import { freePort } from "./server";
 
 // Nodes for tests of what the panel stores and decides, in the test's own process: a NATS server
@@ -123,4 +125,25 @@ export async function startStandInAgent(url: string): Promise<StandInAgent> {
     },
     close: () => connection.drain(),
   };
+}
+
+/**
+ * For a test file: an open NATS under `root` and the stand-in agent, started before its tests
+ * (NATS_URL set for the panel's code in this process) and stopped after them with the panel's
+ * own connection. The agent, once started.
+ */
+export function useStandInNodes(root: string): () => StandInAgent {
+  let nats: OpenNats | undefined;
+  let agent: StandInAgent | undefined;
+  before(async () => {
+    nats = await startOpenNats(path.join(root, "nats"));
+    process.env.NATS_URL = nats.url;
+    agent = await startStandInAgent(nats.url);
+  });
+  after(async () => {
+    await closePanelBus();
+    await agent?.close();
+    await nats?.stop();
+  });
+  return () => agent!;
 }
