@@ -296,8 +296,12 @@ for (const backend of machineBackends("postgres")) {
       }
       await waitFor("n1 active again", async () => (await nodeRecord("n1")).state === "active");
       // The job n1 had taken is dropped past its expiry, and the account's reconcile queued after
-      // it (its node_sync pending until then) keeps it as the database says.
+      // it (its node_sync pending until then) keeps it as the database says. n1 runs its jobs one
+      // at a time, in order: once it has measured the home for a request sent now, the stale job
+      // is behind it — without that, the 404 below could come before n1 even looked at the job.
       await waitFor("the account's reconcile on n1", async () => (await admin().get(`/api/admin/accounts/${id}`)).body.node_sync === "ok");
+      const usage = await client.get("/api/client/account/usage-details");
+      assert.equal(typeof usage.body.disk?.used_mb, "number", `n1 measured the home after the stale job: ${JSON.stringify(usage.body)}`);
       assert.equal((await n1().visit(`shop.${domain}`, "/")).status, 404);
     });
 
