@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, pgEnum, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { index, integer, jsonb, pgEnum, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import { hostingAccounts } from "./accounts";
 import { createdAt, updatedAt } from "./columns";
 import { nodes } from "./nodes";
@@ -13,14 +13,24 @@ import { nodes } from "./nodes";
 //   copying    a first snapshot of the home and databases on the source, restored on the target
 //   switching  the source suspended, a final snapshot restored on the target, then — in one
 //              transaction — the account's node and its zones' A records become the target's
-//   cleaning   the account's files, sites, users and databases removed from the source
+//   cleaning   the account's files, sites, users and databases removed from the source; the
+//              source's nginx forwards the account's domains to the target instead
+//   forwarding the source forwards until forward_until (twice the records' old TTL), then the
+//              forward goes
 //   done
 //   cancelling the target's copy removed (a cancel, or a move that failed before its switch)
 //   cancelled  the source never stopped serving; nothing of the account is left on the target
 //
 // Until the switch commits the source holds the truth; from then on the target does.
 
-export const moveState = pgEnum("account_move_state", ["queued", "preparing", "copying", "switching", "cleaning", "done", "cancelling", "cancelled"]);
+export const moveState = pgEnum("account_move_state", ["queued", "preparing", "copying", "switching", "cleaning", "forwarding", "done", "cancelling", "cancelled"]);
+
+/** One step as it ran: when the driver began it (its first attempt) and when it ended (null: still running). */
+export interface MoveStepTiming {
+  step: string;
+  started_at: string;
+  ended_at: string | null;
+}
 
 export const accountMoves = pgTable(
   "account_moves",
@@ -50,6 +60,15 @@ export const accountMoves = pgTable(
     // Whoever drives the move now (one panel instance at a time), until when.
     leaseHolder: text("lease_holder"),
     leaseExpiresAt: timestamp("lease_expires_at", { withTimezone: true }),
+    // Each step's timing, in the order they ran (GET .../move `steps`).
+    steps: jsonb("steps").$type<MoveStepTiming[]>().notNull().default([]),
+    // DNS before the switch (docs/nodes.md "Moving accounts"): the TTL each of the account's
+    // A/AAAA/MX records had before the move lowered it (record id → seconds), given back when the
+    // move ends; when the old TTL has passed since the lowering (the switch waits for it); and
+    // until when the source forwards the account to the target after the switch.
+    recordTtls: jsonb("record_ttls").$type<Record<string, number>>(),
+    cachesClearAt: timestamp("caches_clear_at", { withTimezone: true }),
+    forwardUntil: timestamp("forward_until", { withTimezone: true }),
     switchedAt: timestamp("switched_at", { withTimezone: true }),
     finishedAt: timestamp("finished_at", { withTimezone: true }),
     createdAt: createdAt(),

@@ -11,7 +11,7 @@ export type MoveRow = typeof accountMoves.$inferSelect;
 /** The states from which DELETE .../move cancels: the source has not stopped for good. */
 export const CANCELLABLE_STATES: readonly MoveRow["state"][] = ["queued", "preparing", "copying", "switching"];
 /** The states of a move that has not ended. */
-export const OPEN_STATES: readonly MoveRow["state"][] = ["queued", "preparing", "copying", "switching", "cleaning", "cancelling"];
+export const OPEN_STATES: readonly MoveRow["state"][] = ["queued", "preparing", "copying", "switching", "cleaning", "forwarding", "cancelling"];
 
 /** The coarse state of each step. */
 const STATE_OF_STEP: Record<MoveRow["state"], MoveRecord["state"]> = {
@@ -20,6 +20,7 @@ const STATE_OF_STEP: Record<MoveRow["state"], MoveRecord["state"]> = {
   copying: "running",
   switching: "running",
   cleaning: "running",
+  forwarding: "running",
   done: "done",
   cancelling: "cancelling",
   cancelled: "cancelled",

@@ -5,7 +5,7 @@ import { timestamp } from "@/lib/http/operation";
 // (`move`: its latest, open or ended), POST and DELETE /api/admin/accounts/{id}/move, the drain.
 
 /** Where the move is in its state machine (db/schema/moves.ts). */
-export const MOVE_STEPS = ["queued", "preparing", "copying", "switching", "cleaning", "done", "cancelling", "cancelled"] as const;
+export const MOVE_STEPS = ["queued", "preparing", "copying", "switching", "cleaning", "forwarding", "done", "cancelling", "cancelled"] as const;
 /** The same, coarser: what a billing system or a script waits for. */
 export const MOVE_STATES = ["queued", "running", "cancelling", "done", "cancelled"] as const;
 

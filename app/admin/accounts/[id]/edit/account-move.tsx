@@ -14,6 +14,7 @@ const STEP_TEXT: Record<MoveRecord["step"], string> = {
   copying: "copying its files and databases while the site keeps serving",
   switching: "the site is paused for the last changes; then its DNS points to the new node",
   cleaning: "served by the new node; removing it from the old one",
+  forwarding: "served by the new node; the old one forwards its visitors there until their DNS caches have the new address",
   done: "done",
   cancelling: "cancelling: removing the copy from the new node",
   cancelled: "cancelled",
