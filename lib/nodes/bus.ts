@@ -280,7 +280,7 @@ function deliverToWaiter(kind: "result" | "working", subject: string, data: Uint
  * subject's node token — what the node's credentials allowed it to publish on — never a name
  * the message carries.
  */
-export function subscribeNodeEvents(bus: Bus, handle: (event: NodeEvent) => Promise<void>): Subscription {
+export function subscribeNodeEvents(bus: Bus, handle: (event: NodeEvent) => void): Subscription {
   return bus.connection.subscribe(ALL_EVENTS, {
     queue: "panel",
     callback: (error, message) => {
@@ -293,7 +293,7 @@ export function subscribeNodeEvents(bus: Bus, handle: (event: NodeEvent) => Prom
         console.error(`[nodes] ${node} sent an event that is not JSON`);
         return;
       }
-      handle({ node, kind: kind as EventKind, body }).catch((failure) => console.error(`[nodes] ${node} ${kind}:`, (failure as Error).message));
+      handle({ node, kind: kind as EventKind, body });
     },
   });
 }

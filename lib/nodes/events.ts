@@ -5,7 +5,7 @@ import { finishTermination } from "@/lib/accounts/lifecycle";
 import { cleartextWarning } from "@/lib/agent/transport";
 import { env } from "@/lib/env";
 import { recordNodeSample } from "@/lib/metrics/collector";
-import { type Bus, ensureNodeConsumer, panelBus, subscribeNodeEvents } from "./bus";
+import { type Bus, ensureNodeConsumer, type NodeEvent, panelBus, subscribeNodeEvents } from "./bus";
 import { publishQueuedJobs, recordJobResult } from "./dispatch";
 import { queueNodeReconcile } from "./reconcile";
 import { applyNodeAuthorization, recordHeartbeat } from "./service";
@@ -27,7 +27,9 @@ const OUTBOX_SWEEP_MS = 10_000;
 /**
  * A node's hello counts at most once per HELLO_EVERY_MS (per panel instance): one that comes
  * sooner is put off to the end of that time, and any more meanwhile are that same one — a flood
- * builds one reconcile, and an agent that really restarted twice still gets its reconcile.
+ * builds one reconcile, and an agent that really restarted twice still gets its reconcile. A hello
+ * put off brings the reconcile only: the word of the agent's version and load it carried is by
+ * then older than the heartbeats that followed it.
  */
 export const HELLO_EVERY_MS = 10_000;
 
@@ -35,23 +37,52 @@ interface HelloTimes {
   last: number;
   putOff: NodeJS.Timeout | null;
 }
-const globalForEvents = globalThis as unknown as { __panelHellos?: Map<string, HelloTimes> };
-// One entry per enrolled node's name (checked before it is added): bounded by the nodes.
+/** Per enrolled node's name (checked before an entry is added): bounded by the nodes. */
+const globalForEvents = globalThis as unknown as { __panelHellos?: Map<string, HelloTimes>; __panelNodeEvents?: Map<string, NodeEvents> };
 const hellos = (globalForEvents.__panelHellos ??= new Map());
 
-/** Runs `count` for the node's hello now, or once at the end of its HELLO_EVERY_MS, or not at all when one is put off already. */
-function onHello(node: string, count: () => Promise<void>): void {
+/**
+ * Whether the node's hello counts now; else one is put off to the end of its HELLO_EVERY_MS
+ * (`putOff` runs then), or is put off already and this one is that same one.
+ */
+function helloCountsNow(node: string, putOff: () => void): boolean {
   const times = hellos.get(node) ?? { last: -Infinity, putOff: null };
   hellos.set(node, times);
-  if (times.putOff) return;
-  const run = () => {
+  if (times.putOff) return false;
+  const wait = times.last + HELLO_EVERY_MS - Date.now();
+  if (wait <= 0) {
+    times.last = Date.now();
+    return true;
+  }
+  times.putOff = setTimeout(() => {
     times.putOff = null;
     times.last = Date.now();
-    count().catch((error) => console.error(`[nodes] ${node} hello:`, (error as Error).message));
-  };
-  const wait = times.last + HELLO_EVERY_MS - Date.now();
-  if (wait <= 0) run();
-  else times.putOff = setTimeout(run, wait).unref();
+    putOff();
+  }, wait).unref();
+  return false;
+}
+
+/**
+ * A node's events are handled one after another, in the order they came: a hello handled after
+ * the heartbeat that followed it would write the older word over the newer. Past
+ * MAX_WAITING_EVENTS waiting (a node flooding), its new events are dropped — its own only.
+ */
+const MAX_WAITING_EVENTS = 1_000;
+interface NodeEvents {
+  last: Promise<void>;
+  waiting: number;
+}
+const nodeEvents = (globalForEvents.__panelNodeEvents ??= new Map<string, NodeEvents>());
+
+function inOrder(node: string, handle: () => Promise<void>): void {
+  const events = nodeEvents.get(node) ?? { last: Promise.resolve(), waiting: 0 };
+  nodeEvents.set(node, events);
+  if (events.waiting >= MAX_WAITING_EVENTS) return;
+  events.waiting++;
+  events.last = events.last
+    .then(handle)
+    .catch((error) => console.error(`[nodes] ${node}:`, (error as Error).message))
+    .finally(() => void events.waiting--);
 }
 
 export async function startNodeEvents(db: Database): Promise<void> {
@@ -69,27 +100,34 @@ export async function startNodeEvents(db: Database): Promise<void> {
 
 async function listenToNodes(db: Database, bus: Bus): Promise<void> {
   for (const { name } of await db.select({ name: nodes.name }).from(nodes).where(isNotNull(nodes.publicKey))) await ensureNodeConsumer(bus, name);
-  subscribeNodeEvents(bus, async ({ node, kind, body }) => {
+  subscribeNodeEvents(bus, (event) => {
     // A long job's word that it is still at it is for the request waiting on it (lib/nodes/bus.ts).
-    if (kind === "working") return;
-    // A subject of a node that is not (or no longer) enrolled: nothing it says counts.
-    const [known] = await db.select().from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
-    if (!known) return;
-    if (kind === "heartbeat") await recordHeartbeat(db, node, body);
-    if (kind === "metrics") await recordNodeSample(db, known.id, body);
-    if (kind === "hello") {
-      onHello(node, async () => {
-        await recordHeartbeat(db, node, body);
-        // The queued work it missed, then the whole state of its accounts (as they are by then).
-        const [current] = await db.select().from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
-        if (current) await queueNodeReconcile(db, current);
-      });
-    }
-    if (kind === "result") {
-      const job = await recordJobResult(db, known.id, body);
-      if (job?.kind === "terminate" && job.state === "done" && job.accountId !== null) await finishTermination(db, job.accountId);
-    }
+    if (event.kind === "working") return;
+    inOrder(event.node, () => handleNodeEvent(db, event));
   });
+}
+
+async function handleNodeEvent(db: Database, { node, kind, body }: NodeEvent): Promise<void> {
+  // A subject of a node that is not (or no longer) enrolled: nothing it says counts.
+  const [known] = await db.select().from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
+  if (!known) return;
+  if (kind === "heartbeat") await recordHeartbeat(db, node, body);
+  if (kind === "metrics") await recordNodeSample(db, known.id, body);
+  if (kind === "hello") {
+    // The queued work it missed, then the whole state of its accounts (as they are by then).
+    const reconcile = async () => {
+      const [current] = await db.select().from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
+      if (current) await queueNodeReconcile(db, current);
+    };
+    if (helloCountsNow(node, () => inOrder(node, reconcile))) {
+      await recordHeartbeat(db, node, body);
+      await reconcile();
+    }
+  }
+  if (kind === "result") {
+    const job = await recordJobResult(db, known.id, body);
+    if (job?.kind === "terminate" && job.state === "done" && job.accountId !== null) await finishTermination(db, job.accountId);
+  }
 }
 
 async function sweepOutbox(db: Database): Promise<void> {
