@@ -45,14 +45,14 @@ const POLL_MS = 500;
 
 /** A request to a node's nginx for `host`, as a visitor's browser makes it. */
 function request(node: TestNode, host: string, urlPath: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
-  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+  return new Promise<{ status: number; text: string; location?: string }>((resolve, reject) => {
     const req = http.request(
       { host: node.host.address, port: node.servers.httpPort, path: urlPath, method: options.method ?? "GET", headers: { host, ...options.headers }, timeout: 20_000 },
       (response) => {
         let text = "";
         response.setEncoding("utf8");
         response.on("data", (chunk) => (text += chunk));
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, text }));
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, text, location: response.headers.location }));
       },
     );
     req.on("timeout", () => req.destroy(new Error("timed out")));
@@ -217,18 +217,18 @@ for (const backend of machineBackends("postgres")) {
       const rowsBefore = databaseRows(n1(), database.body.database_name);
 
       // The visitor: the zone's A record says which node to ask; both nodes are asked too, to see that never both serve the blog.
-      const samples: { at: number; pointsTo: string; status: number; bothServe: boolean; step: string }[] = [];
+      const samples: { at: number; pointsTo: string; status: number; location?: string; bothServe: boolean; step: string }[] = [];
       let polling = true;
       const poller = (async () => {
         while (polling) {
           const tick = Date.now();
           const records = (await client.get(`/api/client/dns-records?domain_id=${main.id}`)).body as { type: string; name: string; content: string }[];
           const pointsTo = records.find((record) => record.type === "A" && record.name === "@")!.content;
-          const answers = await Promise.all(nodes.map((node) => request(node, domain, "/").catch(() => ({ status: 0, text: "" }))));
+          const answers = await Promise.all(nodes.map((node) => request(node, domain, "/").catch(() => ({ status: 0, text: "", location: undefined }))));
           const serving = answers.map((answer) => answer.status === 200 && answer.text.includes("customer"));
           const pointed = nodes.findIndex((node) => node.host.address === pointsTo);
           const step = (await account(site.id)).move?.step ?? "-";
-          samples.push({ at: tick, pointsTo, status: answers[pointed].status, bothServe: serving.every(Boolean), step });
+          samples.push({ at: tick, pointsTo, status: answers[pointed].status, location: answers[pointed].location, bothServe: serving.every(Boolean), step });
           await new Promise((resolve) => setTimeout(resolve, Math.max(0, POLL_MS - (Date.now() - tick))));
         }
       })();
@@ -248,15 +248,16 @@ for (const backend of machineBackends("postgres")) {
       assert.equal(done.holds_truth, "n2");
       assert.equal(done.error, null);
 
+      // Each ask stands for the time until the next one: the time without a 200 is the sum of the non-200 asks' times.
+      const downMs = samples.slice(0, -1).reduce((sum, sample, index) => sum + (sample.status === 200 ? 0 : samples[index + 1].at - sample.at), 0);
+      const timeline = samples.map((sample) => `${sample.step}:${sample.status}${sample.location ? ` (to ${sample.location})` : ""}`).filter((entry, index, all) => entry !== all[index - 1]);
+      console.log(`[moves] ${backend}: ${samples.length} asks of the home page over ${(samples.at(-1)!.at - samples[0].at) / 1000} s, ${downMs / 1000} s without a 200; ${timeline.join(" → ")}`);
+
       const moved = await account(site.id);
       assert.equal(moved.node, "n2");
       assert.equal(samples.at(-1)!.pointsTo, n2().host.address);
       assert.equal(samples.at(-1)!.status, 200);
       assert.equal(samples.filter((sample) => sample.bothServe).length, 0, "two nodes served the site at once");
-      // Each ask stands for the time until the next one: the time without a 200 is the sum of the non-200 asks' times.
-      const downMs = samples.slice(0, -1).reduce((sum, sample, index) => sum + (sample.status === 200 ? 0 : samples[index + 1].at - sample.at), 0);
-      const timeline = samples.map((sample) => `${sample.step}:${sample.status}`).filter((entry, index, all) => entry !== all[index - 1]);
-      console.log(`[moves] ${backend}: ${samples.length} asks of the home page over ${(samples.at(-1)!.at - samples[0].at) / 1000} s, ${downMs / 1000} s without a 200; ${timeline.join(" → ")}`);
       assert.ok(downMs < 30_000, `${downMs} ms without a 200`);
 
       // The same files, owned by the account's user on n2; the same rows; the same password for the database user.
