@@ -6,8 +6,8 @@ import type { NodeRow } from "@/lib/nodes/hosts";
 import { nodeAddress } from "@/lib/nodes/service";
 import type { MoveRow } from "./records";
 
-// A move and the resolvers' caches (docs/nodes.md "Moving accounts", "What a visitor with a
-// cached address sees"): when a move is queued, the account's records that name its source get a
+// A move and the resolvers' caches (docs/nodes.md "Moving accounts": what a visitor with a
+// cached address sees): when a move is queued, the account's records that name its source get a
 // short TTL (MOVE_DNS_TTL); the switch waits until the old TTL has passed since then, so from the
 // switch on no cache holds the source's address longer than the short TTL; the source forwards
 // the account's sites to the target for twice the longer of the two; when the move ends the

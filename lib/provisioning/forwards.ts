@@ -5,7 +5,7 @@ import { applySites, forwardDomains, forwardHeader, type SiteSettings, siteSetti
 import { checkedAbsolutePath, checkedHostName, checkedIpAddress, checkedPathInside, checkedPort, refuseRenderedValue } from "./render-checks";
 
 // A moved account's sites on its old node, for the time resolvers may still send visitors there
-// (docs/nodes.md "Moving accounts", "What a visitor with a cached address sees"): each server
+// (docs/nodes.md "Moving accounts": what a visitor with a cached address sees): each server
 // block of the account becomes a forward of the same names to the node that serves it now, in the
 // same file (NGINX_SITES_DIR/<domain>.conf), so nginx swaps the site for its forward in one reload
 // and no request meets neither. The forward reads nothing of the account: no home, no log in it;
