@@ -188,8 +188,10 @@ for (const backend of machineBackends("postgres")) {
 
       // What the visitor got: the marker, or n1's "suspended" while the final pass ran — never another page.
       const timeline = samples.map((sample) => `${sample.step}:${sample.status}`).filter((entry, index, all) => entry !== all[index - 1]);
-      console.log(`[moves] the visitor pinned to n1: ${samples.length} asks; ${timeline.join(" → ")}`);
       const forwardEnded = samples.findIndex((sample) => sample.status === 404);
+      // Each ask stands for the time until the next: the time without a 200 is the sum of the non-200 asks' times (before the forward's end).
+      const downMs = samples.slice(0, forwardEnded === -1 ? -1 : forwardEnded).reduce((sum, sample, index) => sum + (sample.status === 200 ? 0 : samples[index + 1].at - sample.at), 0);
+      console.log(`[moves] the visitor pinned to n1: ${samples.length} asks, ${downMs / 1000} s without a 200 until the forward ended; ${timeline.join(" → ")}`);
       const throughMove = forwardEnded === -1 ? samples : samples.slice(0, forwardEnded);
       for (const sample of throughMove) {
         const right = (sample.status === 200 && sample.text === `${site.marker}\n`) || (sample.status === 503 && /suspended/.test(sample.text));
