@@ -124,6 +124,9 @@ const envSchema = z.object({
   // Where moves keep their snapshots (docs/nodes.md "Moving accounts"): a restic repository location
   // every node reaches (a path on a shared mount, sftp:…, s3:…); each move makes its own under it.
   MOVE_REPOSITORY: optionalString,
+  // The TTL a move gives the account's address records while it runs (docs/nodes.md "Moving
+  // accounts"): within the zone's limits, 60..86400 s.
+  MOVE_DNS_TTL: z.coerce.number().int().min(60, "must be at least 60 (a record's lowest TTL)").max(86400, "must be at most 86400").default(60),
   METRICS_INTERVAL_S: positiveInt(60),
   METRICS_RETENTION_DAYS: positiveInt(30),
   // Every admin must set up two-factor sign-in: until they have, their session reaches only the set-up page.
@@ -243,6 +246,7 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     natsInsecure: raw.NATS_INSECURE,
     nodeJobTimeoutMs: raw.NODE_JOB_TIMEOUT_S * 1000,
     moveRepository: raw.MOVE_REPOSITORY,
+    moveDnsTtl: raw.MOVE_DNS_TTL,
     metricsIntervalS: raw.METRICS_INTERVAL_S,
     metricsRetentionDays: raw.METRICS_RETENTION_DAYS,
     admin2faRequired: raw.ADMIN_2FA_REQUIRED,

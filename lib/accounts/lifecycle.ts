@@ -40,10 +40,13 @@ async function holdingsOf(tx: Queryable, account: { id: number; username: string
 /**
  * A move's last step on one machine (lib/moves/driver.ts): every part of the account removed from
  * `host` — the source once the target holds the truth, the target when a move is cancelled — its
- * records and the panel's own servers (zone files) untouched.
+ * records and the panel's own servers (zone files) untouched. `forwarding`: the source forwards
+ * the account's domains to the target meanwhile, so their server blocks' files (the forwards now)
+ * and the certificates they serve stay; the forward's end removes them.
  */
-export async function removeAccountFrom(db: Queryable, host: Host, account: { id: number; username: string }): Promise<void> {
-  const holdings = await holdingsOf(db, account);
+export async function removeAccountFrom(db: Queryable, host: Host, account: { id: number; username: string }, options: { forwarding?: boolean } = {}): Promise<void> {
+  const all = await holdingsOf(db, account);
+  const holdings = options.forwarding ? { ...all, domains: [] } : all;
   for (const part of accountServerParts) {
     const step = await part.removal(holdings, db);
     if (step.on === "host") await runStep(host, step);

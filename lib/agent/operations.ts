@@ -1,5 +1,6 @@
 import { type InstalledCertificate, localMachine, tlsFilesFromEnv } from "@/lib/provisioning/acme";
 import { backupParts, backupRecords, forgetSnapshots, readRecords, restoreDump, restoreHomePath, snapshotsWith, storedBytes } from "@/lib/provisioning/backup-runs";
+import { applyForwards, removeForwards } from "@/lib/provisioning/forwards";
 import { applyAccountSites, applyAllSites, createDomainRoot, provisionAccount, removeAccountSites, unprovisionAccount } from "@/lib/provisioning/hosting";
 import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { homeOf, prepareHome } from "@/lib/provisioning/home-layout";
@@ -103,6 +104,9 @@ export const nodeOperations = {
   "move.snapshot": takeMoveSnapshot,
   "move.restore": restoreMoveSnapshot,
   "move.forget": forgetMoveRepository,
+  /** A moved account's sites here become forwards to its new node; the forward's end removes them (lib/provisioning/forwards.ts). */
+  "forward.apply": applyForwards,
+  "forward.remove": removeForwards,
   /** The certificates under CERTS_DIR (`domains`, or every domain's folder), by domain. */
   "certificates.list": async (input: { domains: string[] | null }) =>
     [...(await certificates().certificates(input.domains ?? undefined))].map(([domain, installed]) => ({ domain, certificate: report(installed) })),

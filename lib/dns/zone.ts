@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { preparedQuery } from "@/db/prepared";
 import { dnsRecords, domains, hostingAccounts, nodes } from "@/db/schema";
@@ -132,4 +132,73 @@ async function repointRecords(tx: Queryable, which: SQL, from: string, to: strin
     await bumpSerial(tx, zone);
   }
   return zones;
+}
+
+/**
+ * A move is queued (docs/nodes.md "Moving accounts"): the records of the account's zones that
+ * resolvers cache with the source's address — its A records naming `address` — get the short
+ * TTL `ttl` where theirs is longer, each zone's serial bumped. (AAAA records join once nodes have
+ * an IPv6 address, MX records once mail exists: the same lowering, by type.) The TTL each lowered
+ * record had (record id → seconds), and the domains whose zones changed (their files are written
+ * once the change is committed).
+ */
+export async function lowerAccountTtls(tx: Queryable, accountId: number, address: string, ttl: number): Promise<{ lowered: Record<string, number>; zones: number[] }> {
+  const cached = await tx
+    .select({ id: dnsRecords.id, domainId: dnsRecords.domainId, ttl: dnsRecords.ttl })
+    .from(dnsRecords)
+    .innerJoin(domains, eq(domains.id, dnsRecords.domainId))
+    .where(and(eq(domains.accountId, accountId), eq(dnsRecords.type, "A"), eq(dnsRecords.content, address), gt(dnsRecords.ttl, ttl)))
+    .orderBy(asc(dnsRecords.id));
+  const zones = [...new Set(cached.map((record) => record.domainId))];
+  const lowered: Record<string, number> = {};
+  const changed: number[] = [];
+  for (const domainId of zones) {
+    const zone = await lockZone(tx, domainId);
+    // Read again under the zone's lock: a change that committed meanwhile is what is lowered.
+    const records = await tx
+      .update(dnsRecords)
+      .set({ ttl })
+      .where(and(inArray(dnsRecords.id, cached.filter((record) => record.domainId === domainId).map((record) => record.id)), eq(dnsRecords.content, address), gt(dnsRecords.ttl, ttl)))
+      .returning({ id: dnsRecords.id });
+    for (const record of records) lowered[String(record.id)] = cached.find((row) => row.id === record.id)!.ttl;
+    if (records.length) {
+      await bumpSerial(tx, zone);
+      changed.push(domainId);
+    }
+  }
+  return { lowered, zones: changed };
+}
+
+/**
+ * The move has ended: each record it lowered gets its old TTL back — if it still has the short
+ * TTL `ttl` (a record the customer changed meanwhile keeps what they set, and a record deleted
+ * meanwhile is simply gone), each changed zone's serial bumped. The domains whose zones changed.
+ */
+export async function restoreRecordTtls(tx: Queryable, saved: Record<string, number>, ttl: number): Promise<number[]> {
+  const ids = Object.keys(saved).map(Number).filter(Number.isInteger);
+  if (ids.length === 0) return [];
+  const short = await tx
+    .select({ id: dnsRecords.id, domainId: dnsRecords.domainId })
+    .from(dnsRecords)
+    .where(and(inArray(dnsRecords.id, ids), eq(dnsRecords.ttl, ttl)))
+    .orderBy(asc(dnsRecords.id));
+  const zones = [...new Set(short.map((record) => record.domainId))];
+  const changed: number[] = [];
+  for (const domainId of zones) {
+    const zone = await lockZone(tx, domainId);
+    let any = false;
+    for (const record of short.filter((row) => row.domainId === domainId)) {
+      const restored = await tx
+        .update(dnsRecords)
+        .set({ ttl: saved[String(record.id)] })
+        .where(and(eq(dnsRecords.id, record.id), eq(dnsRecords.ttl, ttl)))
+        .returning({ id: dnsRecords.id });
+      any ||= restored.length > 0;
+    }
+    if (any) {
+      await bumpSerial(tx, zone);
+      changed.push(domainId);
+    }
+  }
+  return changed;
 }

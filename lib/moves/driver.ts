@@ -3,17 +3,19 @@ import { and, asc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { accountMoves, customerDatabases, databaseGrants, databaseUsers, domainCertificates, domains, hostingAccounts, nodes } from "@/db/schema";
 import { removeAccountFrom } from "@/lib/accounts/lifecycle";
+import type { OperationName } from "@/lib/agent/operations";
 import { recordAudit } from "@/lib/audit/service";
 import { moveAccountRecords } from "@/lib/dns/zone";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { AppError } from "@/lib/errors";
-import { knownPhpVersions } from "@/lib/hosting/service";
-import { nodeTakesJobs } from "@/lib/nodes/dispatch";
+import { hostedAccounts, knownPhpVersions } from "@/lib/hosting/service";
+import { nodeTakesJobs, publishQueuedJobs, queueOnNode } from "@/lib/nodes/dispatch";
 import { type Host, hostOfNode, type NodeRow } from "@/lib/nodes/hosts";
 import { accountState, queueAccountReconcile } from "@/lib/nodes/reconcile";
 import { nodeAddress } from "@/lib/nodes/service";
 import { siteFolders } from "@/lib/provisioning/home-layout";
 import type { MoveRepository, MoveSnapshots } from "@/lib/provisioning/move-runs";
+import { forwardUntil, giveBackTtls, syncZones } from "./dns";
 import { OPEN_STATES, type MoveRow } from "./records";
 
 // What moves an account (docs/nodes.md "Moving accounts"): each open move of account_moves is
@@ -65,7 +67,8 @@ export async function stopMoveDriver(db: Database): Promise<void> {
 /** One step of each open move whose turn it is. */
 export async function advanceMoves(db: Database, holder: string): Promise<void> {
   const open = await db.select().from(accountMoves).where(inArray(accountMoves.state, [...OPEN_STATES])).orderBy(asc(accountMoves.id));
-  const started = new Set(open.filter((move) => move.state !== "queued").map((move) => move.sourceNodeId));
+  // A move that only forwards (the source's forward waiting for its end) keeps no one waiting.
+  const started = new Set(open.filter((move) => move.state !== "queued" && move.state !== "forwarding").map((move) => move.sourceNodeId));
   for (const move of open) {
     if (move.state === "queued") {
       // A drain: the next account of a node leaves once the one before it has.
@@ -129,7 +132,8 @@ const NODES_OF_STATE: Record<MoveRow["state"], ("source" | "target")[]> = {
   copying: ["source", "target"],
   switching: ["source", "target"],
   cleaning: ["source", "target"],
-  forwarding: ["source"],
+  // Its end removes the source's forward, or queues that for a source that does not answer.
+  forwarding: [],
   cancelling: ["target"],
   done: [],
   cancelled: [],
@@ -151,8 +155,33 @@ function liveHost(db: Database, node: NodeRow): Host {
   return hostOfNode(node, undefined, () => currentNode(db, node.id));
 }
 
+/**
+ * Until when the move's step may not begin: the switch until the caches of the records' old TTL
+ * have run out (./dns.ts), the forward's end until its time. GET …/move says so (`waiting`).
+ */
+function waitsUntil(move: MoveRow): Date | null {
+  const until = move.state === "switching" ? move.cachesClearAt : move.state === "forwarding" ? move.forwardUntil : null;
+  return until && until.getTime() > Date.now() ? until : null;
+}
+
+/**
+ * The move ends (done, or cancelled) and, in the same transaction, its records get their TTL back
+ * (./dns.ts); `alongside` runs in it too. Whether it ended (a cancel may have come meanwhile).
+ */
+async function endMove(db: Database, move: MoveRow, to: "done" | "cancelled", set: Partial<typeof accountMoves.$inferInsert> = {}, alongside?: (tx: Queryable) => Promise<void>): Promise<boolean> {
+  const zones = await db.transaction(async (tx) => {
+    if (!(await advance(tx, move, to, set))) return null;
+    await alongside?.(tx);
+    return giveBackTtls(tx, move);
+  });
+  if (zones) await syncZones(db, zones);
+  return zones !== null;
+}
+
 /** Runs the step of the move's state; whether it succeeded. */
 async function runStep(db: Database, move: MoveRow): Promise<boolean> {
+  // Waiting costs no attempt and is no error.
+  if (waitsUntil(move)) return false;
   const nodeRows = await db.select().from(nodes).where(inArray(nodes.id, [move.sourceNodeId, move.targetNodeId]));
   const nodeOf = (id: number) => nodeRows.find((node) => node.id === id)!;
   const [account] = await db.select({ id: hostingAccounts.id, username: hostingAccounts.username }).from(hostingAccounts).where(eq(hostingAccounts.id, move.accountId));
@@ -206,6 +235,23 @@ async function databasesOf(db: Queryable, accountId: number) {
       .where(eq(databaseUsers.accountId, accountId)),
   ]);
   return { databases: databases.map((row) => row.name), users: users.map((row) => row.name), grants: grants.map((grant) => ({ ...grant, privileges: grant.privileges as string[] })) };
+}
+
+const domainsOf = async (db: Queryable, accountId: number) =>
+  (await db.select({ domain: domains.domain }).from(domains).where(eq(domains.accountId, accountId)).orderBy(asc(domains.id))).map((row) => row.domain);
+
+/**
+ * What the source's forward is made of (lib/provisioning/forwards.ts): every name the account's
+ * sites answer to, from the panel's records, and the target's address as the panel records it;
+ * null when there is nothing to forward to, or its time is over.
+ */
+async function forwardOf(context: MoveContext) {
+  const { db, move, account } = context;
+  const target = nodeAddress(context.target.node);
+  if (!target || !move.forwardUntil || move.forwardUntil.getTime() <= Date.now()) return null;
+  const hosted = (await hostedAccounts(db, [account.id])).get(account.id);
+  const sites = (hosted?.domains ?? []).map((domain) => ({ domain: domain.domain, server_names: domain.serverNames }));
+  return { target, until: move.forwardUntil.toISOString(), sites };
 }
 
 const siteFoldersOf = async (db: Queryable, accountId: number) =>
@@ -310,6 +356,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
       targetMayServe = true;
       await context.target.run("account.ensure", await stateOf(context));
       zones = await db.transaction(async (tx) => {
+        const switchedAt = new Date();
         const [current] = await tx.select({ state: accountMoves.state }).from(accountMoves).where(eq(accountMoves.id, move.id)).for("update");
         if (current?.state !== "switching") throw new AppError("CONFLICT", "the move was cancelled before its switch");
         await tx.select({ id: hostingAccounts.id }).from(hostingAccounts).where(eq(hostingAccounts.id, account.id)).for("update");
@@ -319,7 +366,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
         // Its certificates stay on the source (their keys never leave a node): AutoSSL's next run
         // issues them on the target, as for sites it has not looked at yet.
         await tx.delete(domainCertificates).where(inArray(domainCertificates.domainId, tx.select({ id: domains.id }).from(domains).where(eq(domains.accountId, account.id))));
-        await advance(tx, move, "cleaning", { switchedAt: new Date(), finalSnapshots: snapshotIds(snapshots) });
+        await advance(tx, move, "cleaning", { switchedAt, forwardUntil: forwardUntil(move, switchedAt), finalSnapshots: snapshotIds(snapshots) });
         await recordAudit(tx, { type: "system" }, {
           action: "hosting_account.move",
           targetType: "hosting_account",
@@ -334,17 +381,38 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
     for (const domainId of zones) await syncZoneFile(db, domainId);
   },
 
-  // The target serves the account as it is (again: a change made during the switch); the source's
-  // copy and the move's repository go.
+  // The source's sites become forwards to the target (each file swapped in one reload: a visitor
+  // whose resolver still names the source gets the target's answer), the target serves the
+  // account as it is (again: a change made during the switch), everything else of the account
+  // leaves the source and the move's repository goes. A source reached only after the forward's
+  // time (it did not answer) gets no forward: the account leaves it whole.
   cleaning: async (context) => {
+    const { db, move, account } = context;
+    const forward = await forwardOf(context);
+    if (forward) await context.source.run("forward.apply", forward);
     await context.target.run("account.ensure", await stateOf(context));
-    await removeAccountFrom(context.db, context.source, context.account);
+    await removeAccountFrom(db, context.source, account, { forwarding: forward !== null });
     await forgetRepository(context);
-    await advance(context.db, context.move, "done");
+    await advance(db, move, "forwarding");
   },
 
-  // Not reached yet: the source's forward after the switch (docs/nodes.md "Moving accounts") is being built.
-  forwarding: async (context) => void (await advance(context.db, context.move, "done")),
+  // Once the forward's time is over (runStep waits for it) the source's forwards and the
+  // certificates they served go, and the move is done. A source that does not answer then gets
+  // that as a queued job, carried out when it is back (and its next reconcile drops a forward past
+  // its end anyway): the move does not wait for it.
+  forwarding: async (context) => {
+    const { db, move, account } = context;
+    const domains = await domainsOf(db, account.id);
+    const steps: { op: OperationName; args: { domains: string[] } }[] = [
+      { op: "forward.remove", args: { domains } },
+      { op: "certificates.remove", args: { domains } },
+    ];
+    const answers = await sourceAnswers(context);
+    if (answers) for (const step of steps) await context.source.run(step.op, step.args as never);
+    const queue = async (tx: Queryable) => queueOnNode(tx, context.source.node, null, "move.forward-end", "batch", { steps });
+    await endMove(db, move, "done", {}, answers ? undefined : queue);
+    if (!answers) await publishQueuedJobs(db, move.sourceNodeId);
+  },
 
   // The target's copy and the repository go; the source serves as the database says (it was
   // never changed, or a switch that failed brought it back — made sure of here, queued for it
@@ -356,7 +424,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
     if (await sourceAnswers(context)) await context.source.run("account.ensure", await stateOf(context));
     else await queueAccountReconcile(db, account.id);
     // Why it was cancelled (a refusal, the attempts given up) stays on the move.
-    await advance(db, move, "cancelled", { error: move.error });
+    await endMove(db, move, "cancelled", { error: move.error });
   },
 
   done: async () => undefined,

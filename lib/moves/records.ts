@@ -26,6 +26,14 @@ const STATE_OF_STEP: Record<MoveRow["state"], MoveRecord["state"]> = {
   cancelled: "cancelled",
 };
 
+/** What the move's step waits for (lib/moves/driver.ts waitsUntil), in words, with the seconds left; null when it waits for nothing. */
+function waitingOf(move: MoveRow, now = Date.now()): string | null {
+  const secondsLeft = (until: Date | null) => (until && until.getTime() > now ? Math.ceil((until.getTime() - now) / 1000) : 0);
+  if (move.state === "switching" && secondsLeft(move.cachesClearAt)) return `waiting for DNS caches, ${secondsLeft(move.cachesClearAt)} s left`;
+  if (move.state === "forwarding" && secondsLeft(move.forwardUntil)) return `the source forwards to the target, ${secondsLeft(move.forwardUntil)} s left`;
+  return null;
+}
+
 export function toMoveRecord(move: MoveRow, source: string, target: string): MoveRecord {
   return {
     id: move.id,
@@ -37,6 +45,7 @@ export function toMoveRecord(move: MoveRow, source: string, target: string): Mov
     can_cancel: CANCELLABLE_STATES.includes(move.state),
     error: move.error,
     attempts: move.attempts,
+    waiting: waitingOf(move),
     created_at: move.createdAt.toISOString(),
     switched_at: move.switchedAt?.toISOString() ?? null,
     finished_at: move.finishedAt?.toISOString() ?? null,

@@ -22,6 +22,9 @@ export const moveSchema = z.object({
   // Why the last attempt of its step failed (it is tried again), and how many it has had.
   error: z.string().nullable(),
   attempts: z.number().int(),
+  // What its step waits for, and how long still (docs/nodes.md "Moving accounts"): the switch for
+  // the DNS caches of the records' old TTL, the end of the source's forward; null otherwise.
+  waiting: z.string().nullable(),
   created_at: timestamp,
   switched_at: timestamp.nullable(),
   finished_at: timestamp.nullable(),

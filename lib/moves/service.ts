@@ -10,6 +10,7 @@ import { AppError, notFound, validationError } from "@/lib/errors";
 import { type NodeRow } from "@/lib/nodes/hosts";
 import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import { findNodeByName, nodeStateOf } from "@/lib/nodes/service";
+import { giveBackTtls, lowerMoveTtls, syncZones } from "./dns";
 import { CANCELLABLE_STATES, type MoveRow, OPEN_STATES, openMoveOf, selectMoves, toMoveRecord } from "./records";
 import type { drainNodeSchema, MoveRecord, startMoveSchema } from "./schemas";
 
@@ -48,16 +49,23 @@ export async function moveTargets(db: Queryable): Promise<string[]> {
   return rows.filter((node) => refusesMoves(node) === null).map((node) => node.name);
 }
 
-/** Records a move of `account` to `target` (in `tx`, which has locked the account), queued for the driver. */
-async function queueMove(tx: Queryable, account: { id: number; nodeId: number }, target: NodeRow, actor: Actor): Promise<MoveRow> {
+/**
+ * Records a move of `account` to `target` (in `tx`, which has locked the account), queued for the
+ * driver. In the same transaction the account's records naming its node get the short TTL
+ * (./dns.ts): the switch waits until the caches of their old TTL have run out. The move, and the
+ * domains whose zones changed (their files are written after the commit).
+ */
+async function queueMove(tx: Queryable, account: { id: number; nodeId: number }, target: NodeRow, actor: Actor): Promise<{ move: MoveRow; zones: number[] }> {
   if (await openMoveOf(tx, account.id)) throw new AppError("CONFLICT", "The account is already moving: cancel that move first, or wait until it has ended");
   const key = `move-${account.id}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
+  const [source] = await tx.select().from(nodes).where(eq(nodes.id, account.nodeId));
+  const { recordTtls, cachesClearAt, zones } = await lowerMoveTtls(tx, account.id, source);
   const [move] = await tx
     .insert(accountMoves)
-    .values({ accountId: account.id, sourceNodeId: account.nodeId, targetNodeId: target.id, ...moveRepository(key) })
+    .values({ accountId: account.id, sourceNodeId: account.nodeId, targetNodeId: target.id, recordTtls, cachesClearAt, ...moveRepository(key) })
     .returning();
   await recordAudit(tx, actor, { action: "hosting_account.move.start", targetType: "hosting_account", targetId: account.id, details: { move: move.id, to: target.name } });
-  return move;
+  return { move, zones };
 }
 
 async function moveAnswer(db: Queryable, id: number): Promise<{ move: MoveRecord }> {
@@ -67,14 +75,15 @@ async function moveAnswer(db: Queryable, id: number): Promise<{ move: MoveRecord
 
 /** POST /api/admin/accounts/{id}/move: the account moves to `node`; 202 with the move (its progress: GET the account). */
 export async function startMove(db: Database, accountId: number, input: z.output<typeof startMoveSchema>, actor: Actor): Promise<{ move: MoveRecord }> {
-  const id = await db.transaction(async (tx) => {
+  const { move, zones } = await db.transaction(async (tx) => {
     const [account] = await tx.select().from(hostingAccounts).where(eq(hostingAccounts.id, accountId)).for("update");
     if (!account) throw notFound("Hosting account");
     const target = await targetNode(tx, input.node, "node");
     if (target.id === account.nodeId) throw validationError("node", `is the node the account is on already`);
-    return (await queueMove(tx, account, target, actor)).id;
+    return queueMove(tx, account, target, actor);
   });
-  return moveAnswer(db, id);
+  await syncZones(db, zones);
+  return moveAnswer(db, move.id);
 }
 
 /**
@@ -82,7 +91,7 @@ export async function startMove(db: Database, accountId: number, input: z.output
  * source keeps serving, the target's copy goes (the driver removes it). 409 after the switch.
  */
 export async function cancelMove(db: Database, accountId: number, actor: Actor): Promise<{ move: MoveRecord }> {
-  const id = await db.transaction(async (tx) => {
+  const { id, zones } = await db.transaction(async (tx) => {
     const [account] = await tx.select({ id: hostingAccounts.id }).from(hostingAccounts).where(eq(hostingAccounts.id, accountId));
     if (!account) throw notFound("Hosting account");
     const move = await openMoveOf(tx, accountId);
@@ -100,8 +109,10 @@ export async function cancelMove(db: Database, accountId: number, actor: Actor):
       .returning({ id: accountMoves.id });
     if (changed.length === 0) throw new AppError("CONFLICT", "The move went on to its next step meanwhile: try again");
     await recordAudit(tx, actor, { action: "hosting_account.move.cancel", targetType: "hosting_account", targetId: accountId, details: { move: move.id } });
-    return move.id;
+    // Ended here: its records get their TTL back now (a move being undone gives them back as it ends).
+    return { id: move.id, zones: ended ? await giveBackTtls(tx, move) : [] };
   });
+  await syncZones(db, zones);
   return moveAnswer(db, id);
 }
 
@@ -124,10 +135,14 @@ export async function drainNode(db: Database, nodeId: number, input: z.output<ty
         (row) => row.accountId,
       ),
     );
-    for (const account of accounts) if (!moving.has(account.id)) await queueMove(tx, account, target, actor);
-    return { node: node.name, to: target.name };
+    // All at once, in this transaction: the caches of every account's records run out together,
+    // so the accounts moved later do not wait again.
+    const zones: number[] = [];
+    for (const account of accounts) if (!moving.has(account.id)) zones.push(...(await queueMove(tx, account, target, actor)).zones);
+    return { node: node.name, to: target.name, zones };
   });
-  return { ...result, moves: await nodeMoves(db, nodeId) };
+  await syncZones(db, result.zones);
+  return { node: result.node, to: result.to, moves: await nodeMoves(db, nodeId) };
 }
 
 /** The moves off a node that have not ended, and those that ended in the last day, oldest first, with their accounts' usernames. */

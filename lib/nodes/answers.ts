@@ -131,6 +131,8 @@ const CHECKS: Checks = {
     }),
   "move.restore": () => ignored(null),
   "move.forget": () => ignored(null),
+  "forward.apply": () => ignored(null),
+  "forward.remove": () => ignored(null),
   "certificates.list": (input) =>
     z
       .array(z.object({ domain: z.string().regex(HOSTNAME), certificate: certificateReport.nullable() }))

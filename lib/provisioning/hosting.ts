@@ -7,7 +7,7 @@ import { createDocumentRoot, removeHome, removeSystemUser } from "./homes";
 import { assertPanelUser, FOREIGN_USER, linuxNameOwner } from "./marks";
 import { createAccountUser } from "./logins";
 import type { PhpSettings } from "./rules";
-import { applySites, foreignSiteError, foreignSiteFiles, renderSite, type Site, type SiteChange, siteSettings, writtenSiteDomains } from "./nginx";
+import { applySites, foreignSiteError, foreignSiteFiles, liveForwardDomains, renderSite, type Site, type SiteChange, siteSettings, writtenSiteDomains } from "./nginx";
 import { type Pool, poolSocketPath, reloadPhp, removePool, waitForPools, writePool } from "./php-fpm";
 import { eachLimited } from "./system";
 
@@ -47,7 +47,7 @@ interface Hosting {
 const poolUser = (username: string) => (env().systemUsers ? username : env().webServerGroup);
 
 /** A certificate the ACME job wrote for the domain (CERTS_DIR/<domain>/fullchain.pem + privkey.pem), if any. */
-async function certificateOf(domain: string) {
+export async function certificateOf(domain: string) {
   const dir = path.join(env().certsDir, domain);
   const certificatePath = path.join(dir, "fullchain.pem");
   const keyPath = path.join(dir, "privkey.pem");
@@ -258,7 +258,10 @@ export async function applyAllSites(all: HostedAccount[], onTestStart: () => voi
     await prepareHome(username).catch((error) => console.error(`[web] the home of ${username} could not be prepared:`, (error as Error).message));
   }
   const hosted = new Set(hosting.sites.map((site) => site.domain));
-  for (const domain of await writtenSiteDomains()) if (!hosted.has(domain)) changes.push({ domain, contents: null });
+  // A moved account's forward stays until it ends (./forwards.ts); one past its end goes.
+  const unhosted = (await writtenSiteDomains()).filter((domain) => !hosted.has(domain));
+  const forwarding = await liveForwardDomains(unhosted);
+  for (const domain of unhosted) if (!forwarding.has(domain)) changes.push({ domain, contents: null });
   const versions = new Set<string>();
   for (const pool of hosting.pools) {
     try {

@@ -208,7 +208,34 @@ function contentLocations(site: Site): string[] {
  */
 export const siteHeader = (domain: string) => `# ${domain}: written by the hosting panel; edit through the panel.`;
 
-const isPanelSiteFile = (domain: string, contents: string) => contents.startsWith(`${siteHeader(domain)}\n`);
+/**
+ * The first line of a moved account's forward (./forwards.ts): the panel's mark too, with when the
+ * forward ends — a reconcile of this machine keeps it until then (forwardEnd).
+ */
+export const forwardHeader = (domain: string, until: Date) => `# ${domain}: forwarded by the hosting panel until ${until.toISOString()}; edit through the panel.`;
+
+/** When the forward in `contents` ends; null when it is not a forward the panel wrote for `domain`. */
+export function forwardEnd(domain: string, contents: string): Date | null {
+  const prefix = `# ${domain}: forwarded by the hosting panel until `;
+  if (!contents.startsWith(prefix)) return null;
+  const line = contents.slice(0, contents.indexOf("\n"));
+  const until = new Date(line.slice(prefix.length, line.indexOf(";")));
+  return line === forwardHeader(domain, until) ? until : null;
+}
+
+const isPanelSiteFile = (domain: string, contents: string) => contents.startsWith(`${siteHeader(domain)}\n`) || forwardEnd(domain, contents) !== null;
+
+/** The domains among `domains` whose file is a forward the panel wrote. */
+export async function forwardDomains(domains: string[]): Promise<string[]> {
+  const onDisk = await readFilesIfExist(domains.map(siteFilePath));
+  return domains.filter((domain) => forwardEnd(domain, onDisk.get(siteFilePath(domain)) ?? "") !== null);
+}
+
+/** Of the files written for `domains`, those of forwards that have not ended yet (a reconcile keeps them). */
+export async function liveForwardDomains(domains: string[], now = new Date()): Promise<Set<string>> {
+  const onDisk = await readFilesIfExist(domains.map(siteFilePath));
+  return new Set(domains.filter((domain) => (forwardEnd(domain, onDisk.get(siteFilePath(domain)) ?? "")?.getTime() ?? 0) > now.getTime()));
+}
 
 /** The server block(s) of one domain: HTTP, and with a certificate HTTPS plus a redirect. */
 export function renderSite(unchecked: Site, settings: SiteSettings): string {

@@ -253,9 +253,14 @@ const steps: Step[] = [
   { name: "alice cannot be suspended while she moves (409)", expect: 409, run: (r) => suspendAccount(r.db, ADMIN, id(r, "alice"), undefined, admin) },
   { name: "alice's queued move is cancelled: it simply ends", expect: "ok", run: (r) => cancelMove(r.db, id(r, "alice"), admin) },
   { name: "cancelling again is a 404", expect: 404, run: (r) => cancelMove(r.db, id(r, "alice"), admin) },
-  { name: "dave moves to n3", expect: "ok", run: (r) => startMove(r.db, id(r, "dave"), startMoveSchema.parse({ node: "n3" }), admin) },
+  { name: "dave moves to n3: his records naming n2 get the short TTL", expect: "ok", run: (r) => startMove(r.db, id(r, "dave"), startMoveSchema.parse({ node: "n3" }), admin) },
   {
-    name: "two drivers at once: one holds dave's move, the other returns, and the move runs to done",
+    name: "the DNS caches of dave's records have cleared (their hour is not waited for here)",
+    expect: "ok",
+    run: async (r) => r.db.update(accountMoves).set({ cachesClearAt: new Date(Date.now() - 1000) }).where(eq(accountMoves.accountId, id(r, "dave"))).returning(),
+  },
+  {
+    name: "two drivers at once: one holds dave's move, the other returns, and the move runs to its forward",
     expect: "ok",
     run: async (r) => {
       await recordHeartbeats(r.db);
@@ -275,6 +280,16 @@ const steps: Step[] = [
         ended: { state: ended.state, leaseHolder: ended.leaseHolder, leaseExpiresAt: ended.leaseExpiresAt, attempts: ended.attempts },
         account: await getAccount(r.db, id(r, "dave")),
       };
+    },
+  },
+  {
+    name: "the time of n2's forward of dave is over: the move is done, his records' TTLs given back",
+    expect: "ok",
+    run: async (r) => {
+      await r.db.update(accountMoves).set({ forwardUntil: new Date(Date.now() - 1000) }).where(eq(accountMoves.accountId, id(r, "dave")));
+      await recordHeartbeats(r.db);
+      await advanceMoves(r.db, "driver-a");
+      return getAccount(r.db, id(r, "dave"));
     },
   },
   { name: "dave has no open move", expect: "ok", run: (r) => openMoveOf(r.db, id(r, "dave")) },
@@ -389,6 +404,8 @@ function normalise(value: unknown, key = ""): unknown {
     if (ISO_TIME.test(value)) return "<time>";
     if (RUN_ID.test(value)) return "<run>";
     if (key === "repository") return value.replace(/-[0-9a-z]+-[0-9a-f]{8}$/, "-<key>");
+    // A move's wait in seconds left, counted from the clock.
+    if (key === "waiting") return value.replace(/\d+ s left$/, "<n> s left");
     return value;
   }
   if (Array.isArray(value)) return value.map((item) => normalise(item));

@@ -49,6 +49,7 @@ export function AccountMove({ account, move, targets }: { account: { id: number;
           <p>
             Moving from <strong>{open.source}</strong> to <strong>{open.target}</strong>: <strong>{open.step}</strong> — {STEP_TEXT[open.step]}.
           </p>
+          {open.waiting && <p aria-label="Waiting">{open.waiting[0].toUpperCase() + open.waiting.slice(1)}.</p>}
           {open.error && (
             <p className="notice">
               Last attempt: {open.error}
