@@ -6,6 +6,7 @@ import { prepareDatabase } from "@/db/prepare";
 import { announceAdminSetup } from "@/lib/admins/setup";
 import { closeDataDir, closeNewFiles } from "@/lib/data-dir";
 import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
+import { syncLocalMail } from "@/lib/email/service";
 import { ConfigError, env } from "@/lib/env";
 import { loadEnvFile } from "@/lib/env-file";
 import { webHostingEnabled } from "@/lib/provisioning/home-layout";
@@ -55,6 +56,7 @@ export async function startServer(): Promise<http.Server> {
   // Quotas turned on since the last start (or plans changed meanwhile): every account's disk_mb.
   await applyDiskQuotas(db.db);
   await syncSshServer(db.db);
+  await syncLocalMail(db.db);
   await startNodeEvents(db.db);
   // Moves between nodes go on from where they were (lib/moves/driver.ts).
   startMoveDriver(db.db);

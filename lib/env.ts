@@ -99,6 +99,15 @@ const envSchema = z.object({
   SFTP_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("panel-sftp"),
   SHELL_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("panel-shell"),
   DISK_USAGE_MAX_AGE_S: positiveInt(60),
+  // Email (docs/email.md): Postfix's tables and Dovecot's passwd-file written from the panel's records.
+  MAIL_SERVER: z
+    .enum(["0", "1"])
+    .default("0")
+    .transform((value) => value === "1"),
+  MAIL_MAPS_DIR: z.string().trim().min(1).default("/etc/hosting-panel/mail"),
+  MAIL_POSTMAP_COMMAND: z.string().trim().min(1).default("postmap"),
+  MAIL_RELOAD_COMMAND: z.string().trim().default("postfix reload"),
+  MAIL_DOVECOT_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("dovecot"),
   ACME_DIRECTORY_URL: optionalString.refine(
     (url) => url === null || /^https:\/\//.test(url),
     "must be an https:// URL of an ACME directory",
@@ -163,6 +172,9 @@ function loadEnv(source: NodeJS.ProcessEnv) {
       "Invalid configuration:\n  NATS_URL: nats:// carries the nodes' jobs (passwords among them) in cleartext: use tls:// (docs/nodes.md \"Three machines, step by step\"), or set NATS_INSECURE=1 to accept that",
     );
   }
+  if (raw.MAIL_SERVER && !raw.SYSTEM_USERS) {
+    throw new ConfigError("Invalid configuration:\n  MAIL_SERVER: needs SYSTEM_USERS=1 (Dovecot delivers into each account's home as its Linux user)");
+  }
   if (raw.SSH_SERVER && !raw.SYSTEM_USERS) {
     throw new ConfigError("Invalid configuration:\n  SSH_SERVER: needs SYSTEM_USERS=1 (SFTP and SSH log in as the account's Linux user)");
   }
@@ -222,6 +234,14 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     sshHost: raw.SSH_HOST ?? new URL(publicUrl).hostname,
     sshPort: raw.SSH_PORT,
     diskUsageMaxAgeMs: raw.DISK_USAGE_MAX_AGE_S * 1000,
+    mail: raw.MAIL_SERVER
+      ? {
+          mapsDir: path.resolve(/* turbopackIgnore: true */ raw.MAIL_MAPS_DIR),
+          postmapCommand: raw.MAIL_POSTMAP_COMMAND,
+          reloadCommand: raw.MAIL_RELOAD_COMMAND || null,
+          dovecotGroup: raw.MAIL_DOVECOT_GROUP,
+        }
+      : null,
     acme: raw.ACME_DIRECTORY_URL
       ? {
           directoryUrl: raw.ACME_DIRECTORY_URL,
@@ -289,6 +309,7 @@ function assertOutsideDataDir(config: {
   acmeChallengeDir: string;
   phpFpmSocketDir: string;
   ssh: { keysDir: string } | null;
+  mail: { mapsDir: string } | null;
 }): void {
   const homes = config.webServer !== null || config.systemUsers;
   const shared: [name: string, value: string, used: boolean, reader: string][] = [
@@ -296,6 +317,7 @@ function assertOutsideDataDir(config: {
     ["ACME_CHALLENGE_DIR", config.acmeChallengeDir, config.webServer !== null, "nginx's workers read the challenges"],
     ["PHP_FPM_SOCKET_DIR", config.phpFpmSocketDir, config.webServer !== null, "nginx's workers connect to the sockets"],
     ["SSH_KEYS_DIR", config.ssh?.keysDir ?? "", config.ssh !== null, "sshd reads each keys file as the account's user"],
+    ["MAIL_MAPS_DIR", config.mail?.mapsDir ?? "", config.mail !== null, "Postfix and Dovecot (as its own user) read the mail tables"],
   ];
   const problems = shared
     .filter(([, value, used]) => used && liesWithin(value, config.dataDir))

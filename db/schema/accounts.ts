@@ -16,6 +16,12 @@ export const plans = pgTable("plans", {
   maxPhpMemoryMb: integer("max_php_memory_mb"),
   maxPhpUploadMb: integer("max_php_upload_mb"),
   maxCronJobs: integer("max_cron_jobs"),
+  // Email (docs/email.md): how many mailboxes, their quotas' sum in MB; messages sent per hour and
+  // per day (kept for the sending limits, not enforced yet).
+  mailboxes: integer("mailboxes"),
+  mailQuotaMb: integer("mail_quota_mb"),
+  mailPerHour: integer("mail_per_hour"),
+  mailPerDay: integer("mail_per_day"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

@@ -15,3 +15,4 @@ export * from "./applications";
 export * from "./backups";
 export * from "./nodes";
 export * from "./moves";
+export * from "./mail";

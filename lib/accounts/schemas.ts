@@ -49,6 +49,11 @@ export const planSchema = z.object({
   max_php_memory_mb: z.number().int().nullable(),
   max_php_upload_mb: z.number().int().nullable(),
   max_cron_jobs: z.number().int().nullable(),
+  // Email (docs/email.md): mailboxes, the sum of their quotas (MB), messages sent per hour and per day.
+  mailboxes: z.number().int().nullable(),
+  mail_quota_mb: z.number().int().nullable(),
+  mail_per_hour: z.number().int().nullable(),
+  mail_per_day: z.number().int().nullable(),
 });
 
 export const hostingAccountSchema = z.object({

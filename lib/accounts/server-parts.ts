@@ -1,6 +1,7 @@
 import type { Queryable } from "@/db/client";
 import type { OperationName } from "@/lib/agent/operations";
 import { accountCronLines } from "@/lib/cron/service";
+import { accountMailStates } from "@/lib/email/service";
 import { hostedAccounts, knownPhpVersions } from "@/lib/hosting/service";
 import { removeZoneFile } from "@/lib/provisioning/zone-files";
 import { accountKeys } from "@/lib/ssh/service";
@@ -84,6 +85,17 @@ export const accountServerParts: readonly AccountServerPart[] = [
     removal: async ({ databases, databaseUsers }) => onHost("databases.remove", { databases, users: databaseUsers }),
     // ACCOUNT LOCK refuses new logins; an unlocked user can log in again with its old password.
     suspension: async ({ databaseUsers }, suspended) => onHost("databases.lock", { users: databaseUsers, locked: suspended }),
+  },
+  {
+    // Postfix's tables and Dovecot's passwd-file lose the account (its maildirs go with its home).
+    name: "mail",
+    removal: async ({ username }) => onHost("mail.remove", { username }),
+    // Logins refused (nologin in the passwd-file), mail still received. Open sessions are not
+    // ended yet (docs/email.md "Not there yet").
+    async suspension({ accountId, username }, suspended, tx) {
+      const mail = (await accountMailStates(tx, [accountId])).get(accountId)!;
+      return onHost("mail.apply", { username, suspended, mail });
+    },
   },
   {
     name: "system user and home directory",

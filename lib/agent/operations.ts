@@ -5,6 +5,7 @@ import { applyAccountSites, applyAllSites, createDomainRoot, provisionAccount, r
 import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { homeOf, prepareHome } from "@/lib/provisioning/home-layout";
 import { measureBytes } from "@/lib/provisioning/homes";
+import { applyAccountMail, mailboxUsage, removeAccountMail } from "@/lib/provisioning/mail";
 import { checkAccountNames } from "@/lib/provisioning/marks";
 import { quotaMountPoint } from "@/lib/provisioning/quota";
 import {
@@ -76,6 +77,10 @@ export const nodeOperations = {
   "domain.root": createDomainRoot,
   "logins.all": async (input: { accounts: Parameters<typeof applyAllLogins>[0] }) => applyAllLogins(input.accounts),
   "account.ensure": ensureAccount,
+  // Email (lib/provisioning/mail.ts): the account's whole mail, applied; removed; its maildirs measured.
+  "mail.apply": applyAccountMail,
+  "mail.remove": removeAccountMail,
+  "mail.usage": mailboxUsage,
   /** A move's target, before anything is made: none of the account's names exists here unmarked (lib/provisioning/marks.ts). */
   "account.check-names": checkAccountNames,
   "node.reconcile": reconcileAccounts,

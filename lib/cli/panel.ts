@@ -50,7 +50,8 @@ const USAGE = `Usage: npm run panel -- <command> [--json]
   admin password --email E --password P   (ends that admin's sessions)
   admin 2fa reset ID                      (two-factor sign-in off, for a lost device; ends their sessions)
   plan create --name N [--max-databases N] [--max-domains N] [--max-db-users N]
-              [--max-dns-records N] [--disk-mb N]
+              [--max-dns-records N] [--disk-mb N] [--mailboxes N] [--mail-quota-mb N]
+              [--mail-per-hour N] [--mail-per-day N]
   reseller create --username U
   account create --username U --domain D [--plan NAME] [--reseller U] [--email E]
   account list
@@ -114,6 +115,10 @@ const optionSpec = {
   "max-db-users": { type: "string" },
   "max-dns-records": { type: "string" },
   "disk-mb": { type: "string" },
+  mailboxes: { type: "string" },
+  "mail-quota-mb": { type: "string" },
+  "mail-per-hour": { type: "string" },
+  "mail-per-day": { type: "string" },
   database: { type: "string" },
   into: { type: "string" },
   path: { type: "string" },
@@ -280,6 +285,10 @@ const commands: Record<string, Command> = {
         max_database_users: optionalInt(options, "max-db-users"),
         max_dns_records: optionalInt(options, "max-dns-records"),
         disk_mb: optionalInt(options, "disk-mb"),
+        mailboxes: optionalInt(options, "mailboxes"),
+        mail_quota_mb: optionalInt(options, "mail-quota-mb"),
+        mail_per_hour: optionalInt(options, "mail-per-hour"),
+        mail_per_day: optionalInt(options, "mail-per-day"),
       },
       actor,
     );

@@ -2,12 +2,13 @@ import { and, asc, count, eq, inArray, ne, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { preparedQuery } from "@/db/prepared";
-import { domainCertificates, domains, hostingAccounts, nodes, phpVersions } from "@/db/schema";
+import { domainCertificates, domains, hostingAccounts, mailDomains, nodes, phpVersions } from "@/db/schema";
 import { autoSslServes, requestAutoSslCheck } from "@/lib/autossl/job";
 import { type CertificateStatusRow, sslState } from "@/lib/autossl/state";
 import { assertQuota, lockAccount } from "@/lib/accounts/lock";
 import { createZone, nextSerial } from "@/lib/dns/zone";
 import { syncZoneFile, type ZoneWarning } from "@/lib/dns/zone-file-sync";
+import { applyAccountMailOf } from "@/lib/email/service";
 import { env } from "@/lib/env";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { proxySocketPath } from "@/lib/provisioning/home-layout";
@@ -323,6 +324,7 @@ export async function deleteDomain(db: Database, accountId: number, id: number):
       .where(and(eq(domains.id, id), eq(domains.accountId, accountId)));
     if (!row) throw notFound("Domain");
     if (row.domain === account.domain) throw validationError("id", "is the account's main domain");
+    const [mail] = await tx.select({ id: mailDomains.id }).from(mailDomains).where(eq(mailDomains.domainId, id));
     try {
       await tx.delete(domains).where(eq(domains.id, id));
     } catch (error) {
@@ -330,6 +332,8 @@ export async function deleteDomain(db: Database, accountId: number, id: number):
       throw error;
     }
     await syncAccountSites(tx, accountId, { removedDomains: [row.domain] });
+    // Its mail domain, mailboxes and aliases went with it (foreign keys): the mail tables follow.
+    if (mail) await applyAccountMailOf(tx, accountId);
     return row.domain;
   });
   await removeZoneFile(name);

@@ -7,6 +7,7 @@ import { moveOperations } from "@/lib/moves/operations";
 import { nodeOperations } from "@/lib/nodes/operations";
 import { backupOperations } from "@/lib/backups/operations";
 import { cronOperations } from "@/lib/cron/operations";
+import { emailOperations } from "@/lib/email/operations";
 import { phpSettingsOperations } from "@/lib/php-settings/operations";
 import { sshOperations } from "@/lib/ssh/operations";
 import { ssoOperations } from "@/lib/sso/operations";
@@ -25,6 +26,7 @@ export const operations: readonly Operation[] = [
   ...Object.values(sshOperations),
   ...Object.values(phpSettingsOperations),
   ...Object.values(cronOperations),
+  ...Object.values(emailOperations),
   ...Object.values(backupOperations),
   ...Object.values(nodeOperations),
   ...Object.values(moveOperations),

@@ -74,6 +74,13 @@ const CHECKS: Checks = {
   "domain.root": () => ignored(undefined),
   "logins.all": () => ignored(undefined),
   "account.ensure": () => ignored(undefined),
+  "mail.apply": () => ignored(undefined),
+  "mail.remove": () => ignored(undefined),
+  // One size per asked mailbox, by the address the panel asked for.
+  "mail.usage": (input) =>
+    z
+      .array(z.object({ address: z.enum(input.mailboxes.length ? (input.mailboxes.map((mailbox) => `${mailbox.localPart}@${mailbox.domain}`) as [string, ...string[]]) : ["\0"]), mb: size }))
+      .max(input.mailboxes.length),
   // Its refusal (a name there without the panel's mark) comes as an error; a value is not read.
   "account.check-names": () => ignored(null),
   "node.reconcile": (input) => z.object({ failed: among(input.accounts.map((account) => account.account.username), "an account") }),

@@ -2,6 +2,7 @@ import { and, asc, eq, inArray, isNull, type SQL } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { accountMoves, cronJobs, customerDatabases, databaseUsers, hostingAccounts, nodeJobs, nodes, plans } from "@/db/schema";
 import { JOBS_STREAM, jobsConsumer } from "@/lib/agent/protocol";
+import { accountMailStates } from "@/lib/email/service";
 import { hostedAccounts, knownPhpVersions } from "@/lib/hosting/service";
 import type { AccountState } from "@/lib/provisioning/reconcile";
 import { notFound } from "@/lib/errors";
@@ -50,7 +51,7 @@ async function statesOf(db: Queryable, which: SQL | undefined, keysOf: (username
     .orderBy(asc(hostingAccounts.id));
   if (rows.length === 0) return [];
   const ids = rows.map((row) => row.id);
-  const [hosting, cron, databases, users] = await Promise.all([
+  const [hosting, cron, databases, users, mail] = await Promise.all([
     hostedAccounts(db, ids),
     db
       .select({ accountId: cronJobs.accountId, schedule: cronJobs.schedule, command: cronJobs.command })
@@ -59,6 +60,7 @@ async function statesOf(db: Queryable, which: SQL | undefined, keysOf: (username
       .orderBy(asc(cronJobs.id)),
     db.select({ accountId: customerDatabases.accountId, name: customerDatabases.databaseName }).from(customerDatabases).where(inArray(customerDatabases.accountId, ids)),
     db.select({ accountId: databaseUsers.accountId, name: databaseUsers.username }).from(databaseUsers).where(inArray(databaseUsers.accountId, ids)),
+    accountMailStates(db, ids),
   ]);
   const byAccount = (rows: { accountId: number; name: string }[]) => {
     const names = new Map<number, string[]>();
@@ -76,6 +78,7 @@ async function statesOf(db: Queryable, which: SQL | undefined, keysOf: (username
       cron: cron.filter((job) => job.accountId === row.id).map(({ schedule, command }) => ({ schedule, command })),
       databases: databasesOf.get(row.id) ?? [],
       databaseUsers: usersOf.get(row.id) ?? [],
+      mail: mail.get(row.id)!,
     };
     return { id: row.id, state };
   });

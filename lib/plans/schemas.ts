@@ -14,6 +14,10 @@ const planFields = z.object({
   max_php_memory_mb: quota,
   max_php_upload_mb: quota,
   max_cron_jobs: quota,
+  mailboxes: quota,
+  mail_quota_mb: quota,
+  mail_per_hour: quota,
+  mail_per_day: quota,
 });
 
 /** Create (CLI, admin UI): a quota left out is unlimited. */
@@ -26,6 +30,10 @@ export const createPlanSchema = planFields.extend({
   max_php_memory_mb: quota.default(null),
   max_php_upload_mb: quota.default(null),
   max_cron_jobs: quota.default(null),
+  mailboxes: quota.default(null),
+  mail_quota_mb: quota.default(null),
+  mail_per_hour: quota.default(null),
+  mail_per_day: quota.default(null),
 });
 export type CreatePlanInput = z.input<typeof createPlanSchema>;
 

@@ -29,6 +29,10 @@ export const toPlanRecord = (row: typeof plans.$inferSelect): PlanRecord => ({
   max_php_memory_mb: row.maxPhpMemoryMb,
   max_php_upload_mb: row.maxPhpUploadMb,
   max_cron_jobs: row.maxCronJobs,
+  mailboxes: row.mailboxes,
+  mail_quota_mb: row.mailQuotaMb,
+  mail_per_hour: row.mailPerHour,
+  mail_per_day: row.mailPerDay,
 });
 
 const columnsOf = (fields: ReturnType<typeof updatePlanSchema.parse>) => ({
@@ -41,6 +45,10 @@ const columnsOf = (fields: ReturnType<typeof updatePlanSchema.parse>) => ({
   maxPhpMemoryMb: fields.max_php_memory_mb,
   maxPhpUploadMb: fields.max_php_upload_mb,
   maxCronJobs: fields.max_cron_jobs,
+  mailboxes: fields.mailboxes,
+  mailQuotaMb: fields.mail_quota_mb,
+  mailPerHour: fields.mail_per_hour,
+  mailPerDay: fields.mail_per_day,
 });
 
 function rethrowDuplicate(error: unknown): never {

@@ -70,12 +70,13 @@ export async function linuxGroupMembers(group: string): Promise<string[] | null>
 }
 
 export interface PasswdEntry {
+  uid: number;
   gid: number;
   home: string;
   shell: string;
 }
 
-const passwdEntry = (fields: string[]): PasswdEntry => ({ gid: Number(fields[3]), home: fields[5] ?? "", shell: fields[6] ?? "" });
+const passwdEntry = (fields: string[]): PasswdEntry => ({ uid: Number(fields[2]), gid: Number(fields[3]), home: fields[5] ?? "", shell: fields[6] ?? "" });
 
 /** The Linux user of this name as /etc/passwd has it (its primary group, home and shell); null when there is none. */
 export async function linuxPasswdEntry(username: string): Promise<PasswdEntry | null> {

@@ -4,6 +4,7 @@ import { env } from "@/lib/env";
 import type { CronLine } from "./crontab";
 import { letWebServerIn, prepareHome, webHostingEnabled } from "./home-layout";
 import { applyAccountSites, applyAllSites, createDomainRoots, type HostedAccount } from "./hosting";
+import { type AccountMail, applyAccountMail, applyAllMail } from "./mail";
 import { LOGIN_SHELL, NO_LOGIN_SHELL, setLoginExpired, setLoginShell } from "./homes";
 import { applyAllLogins, applyLoginAccess, createAccountUser, installAccountCrontab, setAccountQuota, setLoginsSuspended } from "./logins";
 import type { AuthorizedKey } from "./openssh";
@@ -29,6 +30,8 @@ export interface AccountState {
   /** Its MariaDB databases and users: what a node marks once as the panel's (./marks.ts adoptLegacyUsers). */
   databases?: string[];
   databaseUsers?: string[];
+  /** Its email (./mail.ts); left out by a panel from before email: the machine's mail is left as it is. */
+  mail?: AccountMail;
 }
 
 /** One account made as its state says: missing parts made, the rest rewritten from the state. */
@@ -45,6 +48,7 @@ export async function ensureAccount(input: { state: AccountState; phpVersions: s
   await applyAccountSites({ account, removedDomains: [], phpVersions: input.phpVersions });
   await setLoginsSuspended({ username, keys, suspended: account.suspended });
   await installAccountCrontab({ username, jobs: cron, suspended: account.suspended });
+  if (input.state.mail) await applyAccountMail({ username, suspended: account.suspended, mail: input.state.mail });
 }
 
 /** The account's home made ready, and every domain's document root in it (with web hosting). */
@@ -135,6 +139,11 @@ export async function reconcileAccounts(input: { accounts: AccountState[]; phpVe
   await applyAllLogins(input.accounts.map(({ account, shell, keys }) => ({ username: account.username, shell, suspended: account.suspended, keys })));
   const loginsDone = performance.now();
   if (webHostingEnabled()) await applyAllSites(input.accounts.map((state) => state.account));
+  if (input.accounts.every((state) => state.mail)) {
+    await applyAllMail(input.accounts.map((state) => ({ username: state.account.username, suspended: state.account.suspended, mail: state.mail! }))).catch((error) =>
+      console.error("[reconcile] the mail tables could not be written:", (error as Error).message),
+    );
+  }
   const seconds = (from: number, to: number) => `${((to - from) / 1000).toFixed(1)} s`;
   const ended = performance.now();
   console.log(

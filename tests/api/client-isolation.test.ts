@@ -14,6 +14,7 @@ import { endpointOf } from "@/lib/http/operation";
 import { operations } from "@/lib/http/registry";
 import { addPhpVersion } from "@/lib/php/service";
 import { createCronJob } from "@/lib/cron/service";
+import { createAlias, createMailbox } from "@/lib/email/service";
 import { addSshKey } from "@/lib/ssh/service";
 import { createReseller } from "@/lib/resellers/service";
 import { testBackends } from "../support/database";
@@ -48,6 +49,8 @@ interface Holdings {
   freeDomainId: number; // a subdomain with nothing on it: a delete would succeed
   sshKeyId: number;
   cronJobId: number;
+  mailboxId: number;
+  aliasId: number;
 }
 
 /** The ids of nothing: the control every refusal is compared with. */
@@ -64,6 +67,8 @@ const missing: Holdings = {
   freeDomainId: MISSING,
   sshKeyId: MISSING,
   cronJobId: MISSING,
+  mailboxId: MISSING,
+  aliasId: MISSING,
 };
 
 // ---- the rows: who calls, acting on which account, with whose ids ----
@@ -222,6 +227,24 @@ const routes: Route[] = [
   { op: "DELETE /api/client/cron-jobs/{id}", what: "their cron job", path: ({ theirs }) => `/api/client/cron-jobs/${theirs.cronJobId}` },
 
   {
+    op: "POST /api/client/email/domains",
+    what: "their domain as a mail domain",
+    path: () => "/api/client/email/domains",
+    body: ({ theirs }) => ({ domain: theirs.domain }),
+    status: 422,
+    field: "domain",
+  },
+  { op: "GET /api/client/email/mailboxes/{id}", what: "their mailbox", path: ({ theirs }) => `/api/client/email/mailboxes/${theirs.mailboxId}` },
+  {
+    op: "PUT /api/client/email/mailboxes/{id}",
+    what: "their mailbox's password",
+    path: ({ theirs }) => `/api/client/email/mailboxes/${theirs.mailboxId}`,
+    body: () => ({ password: "taken over at last" }),
+  },
+  { op: "DELETE /api/client/email/mailboxes/{id}", what: "their mailbox", path: ({ theirs }) => `/api/client/email/mailboxes/${theirs.mailboxId}` },
+  { op: "DELETE /api/client/email/aliases/{id}", what: "their alias", path: ({ theirs }) => `/api/client/email/aliases/${theirs.aliasId}` },
+
+  {
     op: "POST /api/client/account/configure-php",
     what: "their domain_id",
     path: () => "/api/client/account/configure-php",
@@ -248,6 +271,8 @@ async function holdingsOf(db: Database, account: HostingAccountRecord): Promise<
   const freeDomain = await createDomain(db, account.id, { domain: "free", domain_type: "subdomain", parent_domain_id: domain.id });
   const sshKey = await addSshKey(db, account.id, { name: "laptop", public_key: ed25519KeyLine() });
   const cronJob = await createCronJob(db, account.id, { schedule: "@daily", command: "php wp-cron.php", is_enabled: true });
+  const mailbox = await createMailbox(db, account.id, { address: `info@${domain.domain}`, password: "long enough password", quota_mb: 100, enabled: true });
+  const alias = await createAlias(db, account.id, { address: `sales@${domain.domain}`, targets: [`info@${domain.domain}`] });
   return {
     domain: domain.domain,
     domainId: domain.id,
@@ -260,6 +285,8 @@ async function holdingsOf(db: Database, account: HostingAccountRecord): Promise<
     freeDomainId: freeDomain.id,
     sshKeyId: sshKey.id,
     cronJobId: cronJob.id,
+    mailboxId: mailbox.id,
+    aliasId: alias.id,
   };
 }
 
@@ -329,6 +356,9 @@ for (const backend of testBackends()) {
         databaseUsers: await read("/api/client/database-users"),
         sshKeys: await read("/api/client/ssh-keys"),
         cronJobs: await read("/api/client/cron-jobs"),
+        mailDomains: await read("/api/client/email/domains"),
+        mailboxes: await read("/api/client/email/mailboxes"),
+        aliases: await read("/api/client/email/aliases"),
       };
     }
 

@@ -13,6 +13,10 @@ const quotas = [
   { name: "max_php_memory_mb", label: "PHP memory limit at most (MB)" },
   { name: "max_php_upload_mb", label: "PHP upload size at most (MB)" },
   { name: "max_cron_jobs", label: "Cron jobs" },
+  { name: "mailboxes", label: "Mailboxes" },
+  { name: "mail_quota_mb", label: "Mail quota, all mailboxes (MB)" },
+  { name: "mail_per_hour", label: "Mail sent per hour (kept, not enforced yet)" },
+  { name: "mail_per_day", label: "Mail sent per day (kept, not enforced yet)" },
 ] as const;
 
 /** Create and edit of a plan: its name and quotas (empty = unlimited). */

@@ -1,0 +1,394 @@
+import fs, { type FileHandle } from "node:fs/promises";
+import path from "node:path";
+import { env } from "@/lib/env";
+import { AppError } from "@/lib/errors";
+import { makeDirectoryIn, openDirectoryIn, openTrustedDirectory, runOnDescriptors } from "./home-files";
+import { homeOf } from "./home-layout";
+import { assertPanelUser, linuxNameOwner } from "./marks";
+import { linuxGroupIds, linuxPasswdEntries } from "./passwd";
+import { checkedHostName, checkedInteger, checkedPathInside, checkedString } from "./render-checks";
+import { exitReason, readIfExists, runChild, runCommand, toolEnv, writeAtomically, writeFilesAtomically } from "./system";
+
+// Email on the machine that hosts the accounts (docs/email.md "What the panel writes where"):
+// each account's mail as the panel's database says it (AccountMail, plain values sent with the
+// account's state, lib/provisioning/reconcile.ts), kept here as DATA_DIR/mail-accounts/<user>.json,
+// and from all of them the machine's files Postfix and Dovecot read:
+//   MAIL_MAPS_DIR/virtual_domains     Postfix virtual_mailbox_domains (hash: table, postmap)
+//   MAIL_MAPS_DIR/virtual_mailboxes   Postfix virtual_mailbox_maps: the addresses that have a mailbox
+//   MAIL_MAPS_DIR/virtual_aliases     Postfix virtual_alias_maps: aliases, catch-alls (@domain), and
+//                                     each mailbox to itself, so a catch-all never takes its mail
+//   MAIL_MAPS_DIR/passwd              Dovecot passwd-file (passdb and userdb): address, password
+//                                     hash, the uid/gid of the account's Linux user on THIS machine,
+//                                     home = the maildir, HOME/mail/<domain>/<local-part>
+// A node has no panel database: everything comes in the job. Every value is checked again here
+// before it becomes a line (render-checks.ts); each table is built under a temporary name,
+// `postmap`ed, and both files renamed over the old ones (old or new, never half); a refusal of
+// `postmap` leaves the old tables and the account's old state, and the change fails.
+
+/** One mailbox as the machine needs it: the hash only, never the password. */
+export interface MailboxState {
+  localPart: string;
+  domain: string;
+  /** "{SHA512-CRYPT}$6$…" (lib/email/password.ts). */
+  passwordHash: string;
+  quotaMb: number;
+  enabled: boolean;
+}
+
+/** An alias, or the domain's catch-all (localPart ""). */
+export interface AliasState {
+  localPart: string;
+  domain: string;
+  targets: string[];
+}
+
+/** An account's mail, as its records say. */
+export interface AccountMail {
+  domains: string[];
+  mailboxes: MailboxState[];
+  aliases: AliasState[];
+}
+
+export const mailServerEnabled = () => env().mail !== null;
+
+// ---- Rules of the values (the request schemas import them: one rule, checked at both ends) ----
+
+/**
+ * A local part the panel creates: lower-case letters, digits and inner `. _ -`, no `..`, at most
+ * 64. Nothing Postfix or Dovecot would read otherwise: no `+` (a recipient delimiter), `@` `%` `!`
+ * (routing), `/` (a path in the maildir's name), `:` (the passwd-file's separator), quotes,
+ * spaces, `#`, `=` or `,` (a map's syntax).
+ */
+export const LOCAL_PART = /^(?!.*\.\.)[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
+/** A mail domain: lower-case ASCII labels (the panel's domains are stored so). */
+export const MAIL_DOMAIN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+/**
+ * Where an alias sends mail, here or elsewhere: a local part of letters, digits and `. _ + = -`
+ * (others' addresses may carry a `+tag`), `@`, a domain. No space, comma or quote: one item of a
+ * map's value.
+ */
+export const TARGET_ADDRESS = /^(?!.*\.\.)[a-z0-9](?:[a-z0-9._+=-]{0,62}[a-z0-9_+=-])?@(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+/** What a passwd-file line may carry as the password: Dovecot's SHA512-CRYPT of crypt(3). */
+const PASSWORD_HASH = /^\{SHA512-CRYPT\}\$6\$(?:rounds=[1-9][0-9]{3,8}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{86}$/;
+export const MAX_TARGETS = 50;
+export const MAX_QUOTA_MB = 1_000_000;
+
+const RENDERER = "mail tables";
+const domainOf = (value: unknown) => {
+  checkedHostName(RENDERER, "mail domain", value);
+  return checkedString(RENDERER, "mail domain", value, MAIL_DOMAIN, "a mail domain is lower-case letters, digits and inner - in dot-separated labels");
+};
+const localPartOf = (value: unknown) => checkedString(RENDERER, "local part", value, LOCAL_PART, "a local part is a-z, 0-9 and inner . _ - (no ..), at most 64");
+const targetOf = (value: unknown) => checkedString(RENDERER, "alias target", value, TARGET_ADDRESS, "a target is one lower-case address, local@domain");
+
+/** The mark on every file the panel writes here (./marks.ts): a file without it is not the panel's. */
+export const MAIL_HEADER = "# Written by the hosting panel from its records; edit through the panel.";
+
+// ---- Rendering (pure) ----
+
+/** What one account's mail makes on this machine: its Linux ids, home, and suspension. */
+export interface RenderedAccount {
+  username: string;
+  uid: number;
+  gid: number;
+  suspended: boolean;
+  mail: AccountMail;
+}
+
+export interface MailTables {
+  virtual_domains: string;
+  virtual_mailboxes: string;
+  virtual_aliases: string;
+  passwd: string;
+}
+
+/** The maildir of a mailbox: HOME_ROOT/<user>/mail/<domain>/<local-part>. */
+export const maildirOf = (username: string, domain: string, localPart: string) => path.join(homeOf(username), "mail", domain, localPart);
+
+/**
+ * The machine's four tables from every account's mail. Throws (naming the value) when any value
+ * fails its rule, or when two accounts claim one domain: nothing is written then.
+ */
+export function renderMailTables(accounts: RenderedAccount[]): MailTables {
+  const domains = new Map<string, string>();
+  const mailboxLines: string[] = [];
+  const aliasLines: string[] = [];
+  const passwdLines: string[] = [];
+  for (const account of accounts) {
+    const uid = checkedInteger(RENDERER, "uid", account.uid, 1, 2 ** 31 - 2);
+    const gid = checkedInteger(RENDERER, "gid", account.gid, 1, 2 ** 31 - 2);
+    const own = new Set<string>();
+    for (const value of account.mail.domains) {
+      const domain = domainOf(value);
+      const holder = domains.get(domain);
+      if (holder !== undefined && holder !== account.username) throw new Error(`${RENDERER}: the mail domain ${domain} is claimed by ${holder} and ${account.username}`);
+      domains.set(domain, account.username);
+      own.add(domain);
+    }
+    const ownDomain = (value: unknown) => {
+      const domain = domainOf(value);
+      if (!own.has(domain)) throw new Error(`${RENDERER}: ${domain} is not a mail domain of ${account.username}`);
+      return domain;
+    };
+    for (const mailbox of account.mail.mailboxes) {
+      const address = `${localPartOf(mailbox.localPart)}@${ownDomain(mailbox.domain)}`;
+      const hash = checkedString(RENDERER, "password hash", mailbox.passwordHash, PASSWORD_HASH, "a password hash is Dovecot's {SHA512-CRYPT}");
+      const quota = checkedInteger(RENDERER, "quota", mailbox.quotaMb, 1, MAX_QUOTA_MB);
+      const home = checkedPathInside(RENDERER, "maildir", maildirOf(account.username, mailbox.domain, mailbox.localPart), env().homeRoot);
+      mailboxLines.push(`${address} OK`);
+      aliasLines.push(`${address} ${address}`);
+      // Fields: user:password:uid:gid:gecos:home:shell:extra. A disabled mailbox, or any of a
+      // suspended account, keeps receiving (userdb) and cannot log in (nologin: IMAP, POP3, SMTP AUTH).
+      const extra = [`userdb_quota_rule=*:storage=${quota}M`, ...(mailbox.enabled && !account.suspended ? [] : ["nologin=y"])];
+      passwdLines.push(`${address}:${hash}:${uid}:${gid}::${home}::${extra.join(" ")}`);
+    }
+    for (const alias of account.mail.aliases) {
+      const domain = ownDomain(alias.domain);
+      const address = alias.localPart === "" ? `@${domain}` : `${localPartOf(alias.localPart)}@${domain}`;
+      if (!Array.isArray(alias.targets) || alias.targets.length < 1 || alias.targets.length > MAX_TARGETS) throw new Error(`${RENDERER}: the alias ${address} has no targets or too many`);
+      aliasLines.push(`${address} ${alias.targets.map(targetOf).join(",")}`);
+    }
+  }
+  const table = (lines: string[]) => `${MAIL_HEADER}\n${[...lines].sort().join("\n")}${lines.length ? "\n" : ""}`;
+  return {
+    virtual_domains: table([...domains.keys()].map((domain) => `${domain} OK`)),
+    virtual_mailboxes: table(mailboxLines),
+    virtual_aliases: table(aliasLines),
+    passwd: table(passwdLines),
+  };
+}
+
+// ---- The machine's files ----
+
+const accountsDir = () => path.join(env().dataDir, "mail-accounts");
+const accountFile = (username: string) => path.join(accountsDir(), `${username}.json`);
+const POSTFIX_TABLES = ["virtual_domains", "virtual_mailboxes", "virtual_aliases"] as const;
+
+/** The account states kept here, by username (what every rebuild renders from). */
+async function keptStates(): Promise<Map<string, { suspended: boolean; mail: AccountMail }>> {
+  const names = await fs.readdir(accountsDir()).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return [] as string[];
+    throw error;
+  });
+  const states = new Map<string, { suspended: boolean; mail: AccountMail }>();
+  for (const name of names) {
+    const match = /^([a-z][a-z0-9_]{0,31})\.json$/.exec(name);
+    if (!match) continue;
+    const text = await readIfExists(path.join(accountsDir(), name));
+    if (text !== null) states.set(match[1], JSON.parse(text));
+  }
+  return states;
+}
+
+// One rebuild at a time on this machine: a job and a reconcile, or two accounts' changes, would
+// otherwise interleave their temporary tables.
+let queue: Promise<unknown> = Promise.resolve();
+function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  const run = queue.then(work, work);
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+/** Whether a written table is the panel's: missing, or starting with its mark. */
+async function assertOwnTable(file: string): Promise<void> {
+  const contents = await readIfExists(file);
+  if (contents !== null && !contents.startsWith(`${MAIL_HEADER}\n`)) {
+    throw new AppError("CONFLICT", `This server has ${path.basename(file)} in the mail tables' folder, which the panel did not make; the panel leaves it alone`);
+  }
+}
+
+/**
+ * Renders every kept account's mail and replaces what changed: each Postfix table postmap'ed under
+ * a temporary name and renamed with its .db, Dovecot's passwd-file renamed (Dovecot reads it again
+ * when it changes), then Postfix reloaded. Accounts whose Linux user is not the panel's, or
+ * missing, get nothing here (logged).
+ */
+async function rebuild(): Promise<void> {
+  const config = env().mail!;
+  const [states, users, groups] = await Promise.all([keptStates(), linuxPasswdEntries(), linuxGroupIds()]);
+  const accounts: RenderedAccount[] = [];
+  for (const [username, state] of states) {
+    const user = users.get(username);
+    if (!user || (await linuxNameOwner(username)) !== "panel") {
+      console.error(`[mail] ${username}: no Linux user of the panel's here; its mail is not served`);
+      continue;
+    }
+    accounts.push({ username, uid: user.uid, gid: user.gid, suspended: state.suspended, mail: state.mail });
+  }
+  const tables = renderMailTables(accounts);
+  await fs.mkdir(config.mapsDir, { recursive: true, mode: 0o755 });
+  const dovecotGid = groups.get(config.dovecotGroup);
+  if (dovecotGid === undefined) throw new Error(`no group ${config.dovecotGroup} for Dovecot's passwd-file`);
+  let postfixChanged = false;
+  for (const name of POSTFIX_TABLES) {
+    const file = path.join(config.mapsDir, name);
+    if ((await readIfExists(file)) === tables[name] && (await fs.access(`${file}.db`).then(() => true, () => false))) continue;
+    await assertOwnTable(file);
+    const temporary = path.join(config.mapsDir, `.${name}.new`);
+    await fs.rm(`${temporary}.db`, { force: true });
+    await writeAtomically(temporary, tables[name], 0o640);
+    const refused = await runPostmap(config.postmapCommand, `hash:${temporary}`);
+    if (refused !== null) {
+      await fs.rm(temporary, { force: true });
+      await fs.rm(`${temporary}.db`, { force: true });
+      console.error(`[mail] postmap refused ${name}: ${refused}`);
+      throw new AppError("VALIDATION", `The mail server refused the new ${name} table; nothing was changed`);
+    }
+    await fs.chmod(`${temporary}.db`, 0o640);
+    await fs.rename(`${temporary}.db`, `${file}.db`);
+    await fs.rename(temporary, file);
+    postfixChanged = true;
+  }
+  const passwdFile = path.join(config.mapsDir, "passwd");
+  if ((await readIfExists(passwdFile)) !== tables.passwd) {
+    await assertOwnTable(passwdFile);
+    // Hashes: root's and Dovecot's group's alone.
+    await writeFilesAtomically([{ path: passwdFile, contents: tables.passwd, mode: 0o640, owner: { uid: 0, gid: dovecotGid } }]);
+  }
+  if (postfixChanged && config.reloadCommand) {
+    const failure = await runCommand(config.reloadCommand);
+    if (failure) console.error(`[mail] ${failure}`);
+  }
+}
+
+/** `postmap` on `table` (the command split on spaces, the table last, after `--`); null when it succeeded. */
+async function runPostmap(command: string, table: string): Promise<string | null> {
+  const [program, ...args] = command.trim().split(/\s+/);
+  const result = await runChild(program, [...args, "--", table], { env: toolEnv(), timeoutMs: 60_000 });
+  return result.code === 0 ? null : exitReason(result);
+}
+
+/** HOME/mail, the account's own (0700): Dovecot, as the account's user, makes each maildir in it. */
+async function prepareMailFolder(username: string, owner: { uid: number; gid: number }): Promise<void> {
+  const homes = await openTrustedDirectory(env().homeRoot);
+  if (!homes) throw new Error(`no directory ${env().homeRoot} for the homes`);
+  try {
+    const home = await openDirectoryIn(homes, username);
+    if (!home) throw new Error(`no home for ${username}`);
+    try {
+      await (await makeDirectoryIn(home, "mail", { ...owner, mode: 0o700 }, { repair: true })).close();
+    } finally {
+      await home.close();
+    }
+  } finally {
+    await homes.close();
+  }
+}
+
+const hasMail = (mail: AccountMail | null | undefined): mail is AccountMail => Boolean(mail && (mail.domains.length || mail.mailboxes.length || mail.aliases.length));
+
+/** Keeps `mail` as the account's state here (none: its file goes); true when that changed anything. */
+async function keepState(username: string, suspended: boolean, mail: AccountMail | null | undefined): Promise<string | null | false> {
+  const file = accountFile(username);
+  const before = await readIfExists(file);
+  if (!hasMail(mail)) {
+    if (before === null) return false;
+    await fs.rm(file, { force: true });
+    return before;
+  }
+  const contents = JSON.stringify({ suspended, mail });
+  if (before === contents) return false;
+  await fs.mkdir(accountsDir(), { recursive: true, mode: 0o700 });
+  await writeAtomically(file, contents, 0o600);
+  return before;
+}
+
+/** Puts back what keepState replaced (`before`: the old text, null when there was none). */
+async function restoreState(username: string, before: string | null): Promise<void> {
+  if (before === null) await fs.rm(accountFile(username), { force: true });
+  else await writeAtomically(accountFile(username), before, 0o600);
+}
+
+/**
+ * One account's mail made so on this machine (a change, account.ensure): its state kept, its
+ * HOME/mail made, the machine's tables rebuilt. A refusal puts the account's previous state back
+ * (and its tables stay as they were) and fails the change.
+ */
+export async function applyAccountMail(input: { username: string; suspended: boolean; mail: AccountMail | null }): Promise<void> {
+  if (!mailServerEnabled()) return;
+  await inTurn(async () => {
+    if (hasMail(input.mail)) {
+      await assertPanelUser(input.username);
+      const user = (await linuxPasswdEntries()).get(input.username)!;
+      await prepareMailFolder(input.username, { uid: user.uid, gid: user.gid });
+    }
+    const before = await keepState(input.username, input.suspended, input.mail);
+    if (before === false) return;
+    try {
+      await rebuild();
+    } catch (error) {
+      await restoreState(input.username, before);
+      throw error;
+    }
+  });
+}
+
+/** Termination and a move's last step on its source: the account's mail is served here no more (its maildirs go with its home). */
+export async function removeAccountMail(input: { username: string }): Promise<void> {
+  await applyAccountMail({ username: input.username, suspended: false, mail: null });
+}
+
+/**
+ * Every account this machine hosts (a reconcile, the panel's start): each state kept as given,
+ * the states of accounts not listed removed, the tables rebuilt once. A failure is logged for the
+ * account it concerns where it can be, and thrown for the tables.
+ */
+export async function applyAllMail(accounts: { username: string; suspended: boolean; mail: AccountMail | null }[]): Promise<void> {
+  if (!mailServerEnabled()) return;
+  await inTurn(async () => {
+    const listed = new Set(accounts.map((account) => account.username));
+    for (const account of accounts) {
+      try {
+        if (hasMail(account.mail)) {
+          await assertPanelUser(account.username);
+          const user = (await linuxPasswdEntries()).get(account.username)!;
+          await prepareMailFolder(account.username, { uid: user.uid, gid: user.gid });
+        }
+        await keepState(account.username, account.suspended, account.mail);
+      } catch (error) {
+        console.error(`[mail] ${account.username}:`, (error as Error).message);
+      }
+    }
+    for (const username of (await keptStates()).keys()) if (!listed.has(username)) await fs.rm(accountFile(username), { force: true });
+    await rebuild();
+  });
+}
+
+/**
+ * The size in MB of each of the account's maildirs (`du`, on descriptors opened without following
+ * a link: the customer owns HOME/mail and all below it); 0 for one not made yet.
+ */
+export async function mailboxUsage(input: { username: string; mailboxes: { domain: string; localPart: string }[] }): Promise<{ address: string; mb: number }[]> {
+  const usage = input.mailboxes.map((mailbox) => ({ address: `${localPartOf(mailbox.localPart)}@${domainOf(mailbox.domain)}`, mb: 0 }));
+  if (!mailServerEnabled() || usage.length === 0) return usage;
+  const homes = await openTrustedDirectory(env().homeRoot);
+  if (!homes) return usage;
+  const opened: { index: number; handle: FileHandle }[] = [];
+  try {
+    const home = await openDirectoryIn(homes, input.username);
+    const mail = home && (await openDirectoryIn(home, "mail").finally(() => home.close()));
+    if (!mail) return usage;
+    try {
+      for (const [index, mailbox] of input.mailboxes.entries()) {
+        const domain = await openDirectoryIn(mail, mailbox.domain).catch(() => null);
+        if (!domain) continue;
+        const maildir = await openDirectoryIn(domain, mailbox.localPart).catch(() => null).finally(() => domain.close());
+        if (maildir) opened.push({ index, handle: maildir });
+      }
+    } finally {
+      await mail.close();
+    }
+    if (opened.length === 0) return usage;
+    const args = ["-s", "-B1", "-H", "-x", "--", ...opened.map((_, at) => `/dev/fd/${3 + at}`)];
+    const stdout = await runOnDescriptors("du", args, opened.map((entry) => entry.handle), 10 * 60_000);
+    const sizes = stdout.trim().split("\n").map((line) => Number(line.split(/\s/)[0]));
+    opened.forEach((entry, at) => {
+      const bytes = sizes[at];
+      if (Number.isFinite(bytes)) usage[entry.index].mb = Math.round((bytes / 1024 / 1024) * 100) / 100;
+    });
+    return usage;
+  } finally {
+    await homes.close();
+    for (const entry of opened) await entry.handle.close();
+  }
+}

@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { test } from "node:test";
+import { mailboxPasswordHash, sha512Crypt } from "@/lib/email/password";
+import { type RenderedAccount, renderMailTables } from "@/lib/provisioning/mail";
+
+// Mailbox password hashes (lib/email/password.ts) against crypt(3)'s own results and Dovecot's
+// verifier, and the mail tables' renderer (lib/provisioning/mail.ts): what it writes, and its
+// refusal of every value no request schema would let through (a row written by hand, an older
+// version's) before it becomes a line of a Postfix table or of Dovecot's passwd-file.
+
+process.env.HOME_ROOT = "/srv/homes";
+
+test("SHA512-CRYPT: Drepper's test vectors and openssl's $6$", () => {
+  // From https://www.akkadia.org/drepper/SHA-crypt.txt (rounds written out, as the panel writes them).
+  assert.equal(
+    sha512Crypt("Hello world!", "saltstring", 5000),
+    "$6$rounds=5000$saltstring$svn8UoSVapNtMuq1ukKS4tPQd8iKwSMHWjl/O817G3uBnIFNjnQJuesI68u4OTLiBFdcbYEdFCoEOfaS35inz1",
+  );
+  assert.equal(
+    sha512Crypt("Hello world!", "saltstringsaltst", 10000),
+    "$6$rounds=10000$saltstringsaltst$OW1/O6BYHV6BcXZu8QVeXbDWra3Oeqh0sbHbbMCVNSnCM/UrjmM0Dp8vOuZeHBy/YTBmSK6H9qs/y3RnOaw5v.",
+  );
+  for (const password of ["short", "pässwörd with ü", "x".repeat(100)]) {
+    const openssl = execFileSync("openssl", ["passwd", "-6", "-salt", "abcdefgh12345678", "--", password], { encoding: "utf8" }).trim();
+    assert.equal(sha512Crypt(password, "abcdefgh12345678", 5000).replace("rounds=5000$", ""), openssl, password);
+  }
+});
+
+test("a stored hash is {SHA512-CRYPT} with a fresh salt, and Dovecot verifies it (doveadm pw -t)", () => {
+  const [first, second] = [mailboxPasswordHash("a mailbox password"), mailboxPasswordHash("a mailbox password")];
+  assert.match(first, /^\{SHA512-CRYPT\}\$6\$rounds=5000\$[./0-9A-Za-z]{16}\$[./0-9A-Za-z]{86}$/);
+  assert.notEqual(first, second);
+  execFileSync("doveadm", ["pw", "-t", first, "-p", "a mailbox password"], { stdio: "pipe" });
+  assert.throws(() => execFileSync("doveadm", ["pw", "-t", first, "-p", "another password"], { stdio: "pipe" }));
+});
+
+const HASH = mailboxPasswordHash("a mailbox password");
+
+const account = (overrides: Partial<RenderedAccount> = {}, mail: Partial<RenderedAccount["mail"]> = {}): RenderedAccount => ({
+  username: "alice",
+  uid: 1001,
+  gid: 1001,
+  suspended: false,
+  ...overrides,
+  mail: {
+    domains: ["alice.example"],
+    mailboxes: [{ localPart: "info", domain: "alice.example", passwordHash: HASH, quotaMb: 100, enabled: true }],
+    aliases: [
+      { localPart: "sales", domain: "alice.example", targets: ["info@alice.example", "someone+tag@elsewhere.example"] },
+      { localPart: "", domain: "alice.example", targets: ["info@alice.example"] },
+    ],
+    ...mail,
+  },
+});
+
+test("the tables: domains, mailboxes, aliases with each mailbox to itself and the catch-all, the passwd-file's line", () => {
+  const tables = renderMailTables([account(), account({ username: "bob", uid: 1002, gid: 1003, suspended: true }, { domains: ["bob.example"], mailboxes: [{ localPart: "me", domain: "bob.example", passwordHash: HASH, quotaMb: 5, enabled: true }], aliases: [] })]);
+  const header = "# Written by the hosting panel from its records; edit through the panel.\n";
+  assert.equal(tables.virtual_domains, `${header}alice.example OK\nbob.example OK\n`);
+  assert.equal(tables.virtual_mailboxes, `${header}info@alice.example OK\nme@bob.example OK\n`);
+  assert.equal(
+    tables.virtual_aliases,
+    `${header}@alice.example info@alice.example\ninfo@alice.example info@alice.example\nme@bob.example me@bob.example\nsales@alice.example info@alice.example,someone+tag@elsewhere.example\n`,
+  );
+  assert.equal(
+    tables.passwd,
+    `${header}info@alice.example:${HASH}:1001:1001::/srv/homes/alice/mail/alice.example/info::userdb_quota_rule=*:storage=100M\n` +
+      `me@bob.example:${HASH}:1002:1003::/srv/homes/bob/mail/bob.example/me::userdb_quota_rule=*:storage=5M nologin=y\n`,
+  );
+  const disabled = renderMailTables([account({}, { mailboxes: [{ localPart: "info", domain: "alice.example", passwordHash: HASH, quotaMb: 100, enabled: false }] })]);
+  assert.match(disabled.passwd, / nologin=y\n$/);
+  assert.equal(renderMailTables([]).passwd, header);
+});
+
+/** Characters that end a field or a line, or mean something to Postfix or Dovecot. */
+const HOSTILE = ["\n", "\r", "\0", ":", " ", "\t", ",", "#", "=", "+", "@", "%", "!", "/", "..", '"', "'", "$", "\\", "A"];
+
+function assertRefused(render: () => unknown, kind: string) {
+  assert.throws(render, (error: Error) => error.constructor === Error && error.message.startsWith("mail tables: refused the ") && error.message.includes(kind), kind);
+}
+
+test("every value is checked again: hostile local parts, domains, targets, hashes, ids are refused, nothing rendered", () => {
+  for (const bad of HOSTILE) {
+    const localPart = `in${bad}fo`;
+    assertRefused(() => renderMailTables([account({}, { mailboxes: [{ localPart, domain: "alice.example", passwordHash: HASH, quotaMb: 1, enabled: true }] })]), "local part");
+    assertRefused(() => renderMailTables([account({}, { aliases: [{ localPart, domain: "alice.example", targets: ["a@b.example"] }] })]), "local part");
+    if (!["+", "=", "A"].includes(bad)) {
+      assertRefused(() => renderMailTables([account({}, { aliases: [{ localPart: "x", domain: "alice.example", targets: [`a${bad}b@elsewhere.example`] }] })]), "alias target");
+    }
+    assertRefused(() => renderMailTables([account({}, { domains: [`ali${bad}ce.example`], mailboxes: [], aliases: [] })]), "mail domain");
+  }
+  const broken = [HASH.replace("{SHA512-CRYPT}", "{PLAIN}"), `${HASH}\nx@y:z`, `${HASH}:0:0`, "secret", HASH.slice(0, -1)];
+  for (const passwordHash of broken) {
+    assertRefused(() => renderMailTables([account({}, { mailboxes: [{ localPart: "info", domain: "alice.example", passwordHash, quotaMb: 1, enabled: true }] })]), "password hash");
+  }
+  assertRefused(() => renderMailTables([account({ uid: 0 })]), "uid");
+  assertRefused(() => renderMailTables([account({ gid: Number.NaN })]), "gid");
+  assertRefused(() => renderMailTables([account({}, { mailboxes: [{ localPart: "info", domain: "alice.example", passwordHash: HASH, quotaMb: 0, enabled: true }] })]), "quota");
+  assertRefused(() => renderMailTables([account({ username: "../etc" })]), "maildir");
+  // A mailbox or alias outside the account's own mail domains, and one domain claimed twice.
+  assert.throws(() => renderMailTables([account({}, { mailboxes: [{ localPart: "x", domain: "bob.example", passwordHash: HASH, quotaMb: 1, enabled: true }] })]), /not a mail domain of alice/);
+  assert.throws(() => renderMailTables([account(), account({ username: "mallory", uid: 1005, gid: 1005 }, { mailboxes: [], aliases: [] })]), /claimed by alice and mallory/);
+  assert.throws(() => renderMailTables([account({}, { aliases: [{ localPart: "x", domain: "alice.example", targets: [] }] })]), /no targets/);
+});
