@@ -4,7 +4,7 @@ import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { makeDirectoryIn, openDirectoryIn, openTrustedDirectory, runOnDescriptors } from "./home-files";
 import { homeOf } from "./home-layout";
-import { assertPanelUser, linuxNameOwner } from "./marks";
+import { assertPanelUser, panelUsernames } from "./marks";
 import { linuxGroupIds, linuxPasswdEntries } from "./passwd";
 import { checkedHostName, checkedInteger, checkedPathInside, checkedString } from "./render-checks";
 import { exitReason, readIfExists, runChild, runCommand, toolEnv, writeAtomically, writeFilesAtomically } from "./system";
@@ -205,11 +205,11 @@ async function assertOwnTable(file: string): Promise<void> {
  */
 async function rebuild(): Promise<void> {
   const config = env().mail!;
-  const [states, users, groups] = await Promise.all([keptStates(), linuxPasswdEntries(), linuxGroupIds()]);
+  const [states, users, groups, marked] = await Promise.all([keptStates(), linuxPasswdEntries(), linuxGroupIds(), panelUsernames()]);
   const accounts: RenderedAccount[] = [];
   for (const [username, state] of states) {
     const user = users.get(username);
-    if (!user || (await linuxNameOwner(username)) !== "panel") {
+    if (!user || !marked.has(username)) {
       console.error(`[mail] ${username}: no Linux user of the panel's here; its mail is not served`);
       continue;
     }

@@ -68,6 +68,11 @@ test("other answers: names among those sent, sizes bounded", () => {
     siteDomains: [],
   });
   refuse("certificates.request", { domain: "alice.example", names: ["alice.example"] }, "not a request");
+  const mailboxes = { username: "alice", mailboxes: [{ localPart: "info", domain: "alice.example" }] };
+  assert.deepEqual(checkedAnswer("n1", "mail.usage", mailboxes, [{ address: "info@alice.example", mb: 1.5 }]), [{ address: "info@alice.example", mb: 1.5 }]);
+  refuse("mail.usage", mailboxes, [{ address: "ceo@bob.example", mb: 1 }]);
+  refuse("mail.usage", mailboxes, [{ address: "info@alice.example", mb: -1 }]);
+  refuse("mail.usage", mailboxes, [{ address: "info@alice.example", mb: 1 }, { address: "info@alice.example", mb: 2 }]);
 });
 
 test("results and heartbeats: an unknown error code is a fault, messages and fields are bounded, a malformed beat is dropped", () => {
