@@ -337,13 +337,13 @@ export async function applyAllMail(accounts: { username: string; suspended: bool
   if (!mailServerEnabled()) return;
   await inTurn(async () => {
     const listed = new Set(accounts.map((account) => account.username));
+    // One read of /etc/passwd and /etc/group for all (a machine may host thousands of accounts).
+    const [users, marked] = await Promise.all([linuxPasswdEntries(), panelUsernames()]);
     for (const account of accounts) {
       try {
-        if (hasMail(account.mail)) {
-          await assertPanelUser(account.username);
-          const user = (await linuxPasswdEntries()).get(account.username)!;
-          await prepareMailFolder(account.username, { uid: user.uid, gid: user.gid });
-        }
+        const user = users.get(account.username);
+        // Another's user of that name gets no mail folder; rebuild() serves it nothing.
+        if (hasMail(account.mail) && user && marked.has(account.username)) await prepareMailFolder(account.username, { uid: user.uid, gid: user.gid });
         await keepState(account.username, account.suspended, account.mail);
       } catch (error) {
         console.error(`[mail] ${account.username}:`, (error as Error).message);
