@@ -7,7 +7,7 @@ import { homeOf } from "./home-layout";
 import { assertPanelUser, panelUsernames } from "./marks";
 import { linuxGroupIds, linuxPasswdEntries } from "./passwd";
 import { checkedHostName, checkedInteger, checkedPathInside, checkedString } from "./render-checks";
-import { exitReason, readIfExists, runChild, runCommand, toolEnv, writeAtomically, writeFilesAtomically } from "./system";
+import { exitReason, makeDirectories, readIfExists, runChild, runCommand, toolEnv, writeAtomically, writeFilesAtomically } from "./system";
 
 // Email on the machine that hosts the accounts (docs/email.md "What the panel writes where"):
 // each account's mail as the panel's database says it (AccountMail, plain values sent with the
@@ -216,7 +216,8 @@ async function rebuild(): Promise<void> {
     accounts.push({ username, uid: user.uid, gid: user.gid, suspended: state.suspended, mail: state.mail });
   }
   const tables = renderMailTables(accounts);
-  await fs.mkdir(config.mapsDir, { recursive: true, mode: 0o755 });
+  // Postfix and Dovecot's own user pass through it (mkdir's mode alone is cut by the panel's umask).
+  await makeDirectories(config.mapsDir, 0o755);
   const dovecotGid = groups.get(config.dovecotGroup);
   if (dovecotGid === undefined) throw new Error(`no group ${config.dovecotGroup} for Dovecot's passwd-file`);
   let postfixChanged = false;
