@@ -198,12 +198,32 @@ async function assertOwnTable(file: string): Promise<void> {
 }
 
 /**
- * Renders every kept account's mail and replaces what changed: each Postfix table postmap'ed under
- * a temporary name and renamed with its .db, Dovecot's passwd-file renamed (Dovecot reads it again
- * when it changes), then Postfix reloaded. Accounts whose Linux user is not the panel's, or
- * missing, get nothing here (logged).
+ * Dovecot's auth process reads the passwd-file again only when its mtime (whole seconds) or size
+ * differs from the copy it holds, and looks at the file at most once a second
+ * (src/auth/db-passwd-file.c, passwd_file_sync). So each new file gets an mtime later than the
+ * one it replaces — a new password's hash has the old one's length — and a change counts for every
+ * lookup from the next whole second on (settled()).
  */
-async function rebuild(): Promise<void> {
+async function markPasswdChanged(file: string, previousMtimeMs: number | null): Promise<number> {
+  const now = Math.floor(Date.now() / 1000);
+  const seconds = previousMtimeMs === null ? now : Math.max(now, Math.floor(previousMtimeMs / 1000) + 1);
+  await fs.utimes(file, seconds, seconds);
+  return Date.now();
+}
+
+/** Resolves once every Dovecot lookup sees a passwd-file written at `writtenAt` (ms): from the next whole second. */
+function settled(writtenAt: number): Promise<void> {
+  const wait = Math.floor(writtenAt / 1000) * 1000 + 1000 + 20 - Date.now();
+  return wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)) : Promise.resolve();
+}
+
+/**
+ * Renders every kept account's mail and replaces what changed: each Postfix table postmap'ed under
+ * a temporary name and renamed with its .db, Dovecot's passwd-file renamed (markPasswdChanged),
+ * then Postfix reloaded. Accounts whose Linux user is not the panel's, or missing, get nothing
+ * here (logged). Returns when the passwd-file was written (ms), null when it was not.
+ */
+async function rebuild(): Promise<number | null> {
   const config = env().mail!;
   const [states, users, groups, marked] = await Promise.all([keptStates(), linuxPasswdEntries(), linuxGroupIds(), panelUsernames()]);
   const accounts: RenderedAccount[] = [];
@@ -241,15 +261,19 @@ async function rebuild(): Promise<void> {
     postfixChanged = true;
   }
   const passwdFile = path.join(config.mapsDir, "passwd");
+  let passwdWrittenAt: number | null = null;
   if ((await readIfExists(passwdFile)) !== tables.passwd) {
     await assertOwnTable(passwdFile);
+    const previous = await fs.stat(passwdFile).catch(() => null);
     // Hashes: root's and Dovecot's group's alone.
     await writeFilesAtomically([{ path: passwdFile, contents: tables.passwd, mode: 0o640, owner: { uid: 0, gid: dovecotGid } }]);
+    passwdWrittenAt = await markPasswdChanged(passwdFile, previous?.mtimeMs ?? null);
   }
   if (postfixChanged && config.reloadCommand) {
     const failure = await runCommand(config.reloadCommand);
     if (failure) console.error(`[mail] ${failure}`);
   }
+  return passwdWrittenAt;
 }
 
 /** `postmap` on `table` (the command split on spaces, the table last, after `--`); null when it succeeded. */
@@ -307,21 +331,23 @@ async function restoreState(username: string, before: string | null): Promise<vo
  */
 export async function applyAccountMail(input: { username: string; suspended: boolean; mail: AccountMail | null }): Promise<void> {
   if (!mailServerEnabled()) return;
-  await inTurn(async () => {
+  const passwdWrittenAt = await inTurn(async () => {
     if (hasMail(input.mail)) {
       await assertPanelUser(input.username);
       const user = (await linuxPasswdEntries()).get(input.username)!;
       await prepareMailFolder(input.username, { uid: user.uid, gid: user.gid });
     }
     const before = await keepState(input.username, input.suspended, input.mail);
-    if (before === false) return;
+    if (before === false) return null;
     try {
-      await rebuild();
+      return await rebuild();
     } catch (error) {
       await restoreState(input.username, before);
       throw error;
     }
   });
+  // The change answers once Dovecot sees it: a login or a delivery right after must not meet the old file.
+  if (passwdWrittenAt !== null) await settled(passwdWrittenAt);
 }
 
 /** Termination and a move's last step on its source: the account's mail is served here no more (its maildirs go with its home). */
