@@ -221,45 +221,67 @@ function settled(writtenAt: number): Promise<void> {
  * Renders every kept account's mail and replaces what changed: each Postfix table postmap'ed under
  * a temporary name and renamed with its .db, Dovecot's passwd-file renamed (markPasswdChanged),
  * then Postfix reloaded. Accounts whose Linux user is not the panel's, or missing, get nothing
- * here (logged). Returns when the passwd-file was written (ms), null when it was not.
+ * here (logged); so does an account a renderer check refuses (logged: one bad row must not keep
+ * every other account's mail from being served) — except `changing`, the account whose change this
+ * is, whose refusal fails the change. Returns when the passwd-file was written (ms), null when it
+ * was not.
  */
-async function rebuild(): Promise<number | null> {
+async function rebuild(changing: string | null): Promise<number | null> {
   const config = env().mail!;
   const [states, users, groups, marked] = await Promise.all([keptStates(), linuxPasswdEntries(), linuxGroupIds(), panelUsernames()]);
   const accounts: RenderedAccount[] = [];
+  const claimed = new Map<string, string>();
   for (const [username, state] of states) {
     const user = users.get(username);
     if (!user || !marked.has(username)) {
       console.error(`[mail] ${username}: no Linux user of the panel's here; its mail is not served`);
       continue;
     }
-    accounts.push({ username, uid: user.uid, gid: user.gid, suspended: state.suspended, mail: state.mail });
+    const account = { username, uid: user.uid, gid: user.gid, suspended: state.suspended, mail: state.mail };
+    try {
+      // Its own values, and no domain another account here has claimed (each account alone: linear in their number).
+      renderMailTables([account]);
+      const taken = state.mail.domains.find((domain) => claimed.has(domain));
+      if (taken) throw new Error(`${RENDERER}: the mail domain ${taken} is claimed by ${claimed.get(taken)} and ${username}`);
+      for (const domain of state.mail.domains) claimed.set(domain, username);
+      accounts.push(account);
+    } catch (error) {
+      if (username === changing) throw error;
+      console.error(`[mail] ${username}: not served:`, (error as Error).message);
+    }
   }
   const tables = renderMailTables(accounts);
   // Postfix and Dovecot's own user pass through it (mkdir's mode alone is cut by the panel's umask).
   await makeDirectories(config.mapsDir, 0o755);
   const dovecotGid = groups.get(config.dovecotGroup);
   if (dovecotGid === undefined) throw new Error(`no group ${config.dovecotGroup} for Dovecot's passwd-file`);
-  let postfixChanged = false;
-  for (const name of POSTFIX_TABLES) {
-    const file = path.join(config.mapsDir, name);
-    if ((await readIfExists(file)) === tables[name] && (await fs.access(`${file}.db`).then(() => true, () => false))) continue;
-    await assertOwnTable(file);
-    const temporary = path.join(config.mapsDir, `.${name}.new`);
-    await fs.rm(`${temporary}.db`, { force: true });
-    await writeAtomically(temporary, tables[name], 0o640);
-    const refused = await runPostmap(config.postmapCommand, `hash:${temporary}`);
-    if (refused !== null) {
-      await fs.rm(temporary, { force: true });
+  // Every changed table postmap'ed first, then all renamed: a refusal leaves all the old ones.
+  const changed: { file: string; temporary: string }[] = [];
+  try {
+    for (const name of POSTFIX_TABLES) {
+      const file = path.join(config.mapsDir, name);
+      if ((await readIfExists(file)) === tables[name] && (await fs.access(`${file}.db`).then(() => true, () => false))) continue;
+      await assertOwnTable(file);
+      const temporary = path.join(config.mapsDir, `.${name}.new`);
       await fs.rm(`${temporary}.db`, { force: true });
-      console.error(`[mail] postmap refused ${name}: ${refused}`);
-      throw new AppError("VALIDATION", `The mail server refused the new ${name} table; nothing was changed`);
+      changed.push({ file, temporary });
+      await writeAtomically(temporary, tables[name], 0o640);
+      const refused = await runPostmap(config.postmapCommand, `hash:${temporary}`);
+      if (refused !== null) {
+        console.error(`[mail] postmap refused ${name}: ${refused}`);
+        throw new AppError("VALIDATION", `The mail server refused the new ${name} table; nothing was changed`);
+      }
+      await fs.chmod(`${temporary}.db`, 0o640);
     }
-    await fs.chmod(`${temporary}.db`, 0o640);
+  } catch (error) {
+    for (const { temporary } of changed) for (const file of [temporary, `${temporary}.db`]) await fs.rm(file, { force: true });
+    throw error;
+  }
+  for (const { file, temporary } of changed) {
     await fs.rename(`${temporary}.db`, `${file}.db`);
     await fs.rename(temporary, file);
-    postfixChanged = true;
   }
+  const postfixChanged = changed.length > 0;
   const passwdFile = path.join(config.mapsDir, "passwd");
   let passwdWrittenAt: number | null = null;
   if ((await readIfExists(passwdFile)) !== tables.passwd) {
@@ -340,7 +362,7 @@ export async function applyAccountMail(input: { username: string; suspended: boo
     const before = await keepState(input.username, input.suspended, input.mail);
     if (before === false) return null;
     try {
-      return await rebuild();
+      return await rebuild(input.username);
     } catch (error) {
       await restoreState(input.username, before);
       throw error;
@@ -377,7 +399,7 @@ export async function applyAllMail(accounts: { username: string; suspended: bool
       }
     }
     for (const username of (await keptStates()).keys()) if (!listed.has(username)) await fs.rm(accountFile(username), { force: true });
-    await rebuild();
+    await rebuild(null);
   });
 }
 
