@@ -63,14 +63,21 @@ export async function accountMailStates(db: Queryable, accountIds: number[]): Pr
   return states;
 }
 
-/** Applies the account's whole mail, as `tx` sees it, on its host (the change's last step). */
-export async function applyAccountMailOf(tx: Queryable, accountId: number): Promise<void> {
+/**
+ * Applies the account's whole mail, as `tx` sees it, on its host (the change's last step). Returns
+ * how long until Dovecot there sees it (ms): the caller waits that long after its commit
+ * (settle), outside the transaction, so no lock is held meanwhile.
+ */
+export async function applyAccountMailOf(tx: Queryable, accountId: number): Promise<number> {
   const [account] = await tx.select({ username: hostingAccounts.username, status: hostingAccounts.status }).from(hostingAccounts).where(eq(hostingAccounts.id, accountId));
-  if (!account) return;
+  if (!account) return 0;
   const mail = (await accountMailStates(tx, [accountId])).get(accountId)!;
   const host = await hostOfAccount(tx, accountId);
-  await host.run("mail.apply", { username: account.username, suspended: account.status === "suspended", mail });
+  return (await host.run("mail.apply", { username: account.username, suspended: account.status === "suspended", mail })).settle_ms;
 }
+
+/** Waits until the mail servers see a change applied `ms` before (applyAccountMailOf). */
+const settle = (ms: number) => (ms > 0 ? new Promise<void>((resolve) => setTimeout(resolve, ms)) : Promise.resolve());
 
 /**
  * At start: the mail of every account of the panel's own machine (`local`), so tables lost or
@@ -153,13 +160,13 @@ async function addMailRecords(tx: Queryable, domainId: number): Promise<boolean>
 }
 
 export async function createMailDomain(db: Database, accountId: number, input: z.output<typeof createMailDomainBodySchema>): Promise<MailDomainRecord> {
-  const { row, zoneChanged } = await db.transaction(async (tx) => {
+  const { row, zoneChanged, settleMs } = await db.transaction(async (tx) => {
     await lockAccount(tx, accountId);
     const made = await makeMailDomain(tx, accountId, input.domain, "domain");
-    await applyAccountMailOf(tx, accountId);
-    return made;
+    return { ...made, settleMs: await applyAccountMailOf(tx, accountId) };
   });
   if (zoneChanged) await syncZoneFile(db, row.domainId);
+  await settle(settleMs);
   return toMailDomainRecord(db, row);
 }
 
@@ -245,7 +252,7 @@ const lockAddresses = (tx: Queryable) => tx.execute(sql`select pg_advisory_xact_
 export async function createMailbox(db: Database, accountId: number, input: z.output<typeof createMailboxBodySchema>): Promise<MailboxRecord> {
   // The hash first, outside the transaction: it is the slow part (lib/email/password.ts).
   const passwordHash = mailboxPasswordHash(input.password);
-  const { row, domainId, zoneChanged } = await db.transaction(async (tx) => {
+  const { row, domainId, zoneChanged, settleMs } = await db.transaction(async (tx) => {
     const { plan } = await lockAccount(tx, accountId);
     await lockAddresses(tx);
     const { localPart, domain } = splitAddress(input.address);
@@ -261,16 +268,16 @@ export async function createMailbox(db: Database, accountId: number, input: z.ou
       .insert(mailboxes)
       .values({ accountId, mailDomainId: mailDomain.id, localPart, address: input.address, passwordHash, quotaMb: input.quota_mb, enabled: input.enabled })
       .returning();
-    await applyAccountMailOf(tx, accountId);
-    return { row, domainId: mailDomain.domainId, zoneChanged: mailDomain.zoneChanged };
+    return { row, domainId: mailDomain.domainId, zoneChanged: mailDomain.zoneChanged, settleMs: await applyAccountMailOf(tx, accountId) };
   });
   if (zoneChanged) await syncZoneFile(db, domainId);
+  await settle(settleMs);
   return toMailboxRecord(row, 0);
 }
 
 export async function updateMailbox(db: Database, accountId: number, id: number, input: z.output<typeof updateMailboxBodySchema>): Promise<MailboxRecord> {
   const passwordHash = input.password === undefined ? undefined : mailboxPasswordHash(input.password);
-  const row = await db.transaction(async (tx) => {
+  const { row, settleMs } = await db.transaction(async (tx) => {
     const { plan } = await lockAccount(tx, accountId);
     await findMailbox(tx, accountId, id);
     if (input.quota_mb !== undefined) await assertMailQuota(tx, accountId, plan.mailQuotaMb, input.quota_mb, id);
@@ -279,20 +286,21 @@ export async function updateMailbox(db: Database, accountId: number, id: number,
       .set({ passwordHash, quotaMb: input.quota_mb, enabled: input.enabled })
       .where(and(eq(mailboxes.id, id), eq(mailboxes.accountId, accountId)))
       .returning();
-    await applyAccountMailOf(tx, accountId);
-    return row;
+    return { row, settleMs: await applyAccountMailOf(tx, accountId) };
   });
+  await settle(settleMs);
   return toMailboxRecord(row, (await usageOf(db, accountId, [row])).get(row.address) ?? 0);
 }
 
 export async function deleteMailbox(db: Database, accountId: number, id: number): Promise<{ message: string }> {
-  return db.transaction(async (tx) => {
+  const { address, settleMs } = await db.transaction(async (tx) => {
     await lockAccount(tx, accountId);
     const [row] = await tx.delete(mailboxes).where(and(eq(mailboxes.id, id), eq(mailboxes.accountId, accountId))).returning({ address: mailboxes.address });
     if (!row) throw notFound("Mailbox");
-    await applyAccountMailOf(tx, accountId);
-    return { message: `Mailbox ${row.address} removed; its maildir remains in the home directory` };
+    return { address: row.address, settleMs: await applyAccountMailOf(tx, accountId) };
   });
+  await settle(settleMs);
+  return { message: `Mailbox ${address} removed; its maildir remains in the home directory` };
 }
 
 // ---- Aliases ----
@@ -370,7 +378,7 @@ async function assertLocalTargetsExist(tx: Queryable, accountId: number, address
 }
 
 export async function createAlias(db: Database, accountId: number, input: z.output<typeof createAliasBodySchema>): Promise<AliasRecord> {
-  const { row, domainId, zoneChanged } = await db.transaction(async (tx) => {
+  const { row, domainId, zoneChanged, settleMs } = await db.transaction(async (tx) => {
     await lockAccount(tx, accountId);
     await lockAddresses(tx);
     const { localPart, domain } = splitAddress(input.address);
@@ -382,10 +390,10 @@ export async function createAlias(db: Database, accountId: number, input: z.outp
     await assertLocalTargetsExist(tx, accountId, input.address, input.targets);
     await assertNoLoop(tx, input.address, input.targets);
     const [row] = await tx.insert(mailAliases).values({ accountId, mailDomainId: mailDomain.id, localPart, address: input.address, targets: input.targets }).returning();
-    await applyAccountMailOf(tx, accountId);
-    return { row, domainId: mailDomain.domainId, zoneChanged: mailDomain.zoneChanged };
+    return { row, domainId: mailDomain.domainId, zoneChanged: mailDomain.zoneChanged, settleMs: await applyAccountMailOf(tx, accountId) };
   });
   if (zoneChanged) await syncZoneFile(db, domainId);
+  await settle(settleMs);
   return toAliasRecord(row);
 }
 
@@ -394,6 +402,7 @@ export async function deleteAlias(db: Database, accountId: number, id: number): 
     await lockAccount(tx, accountId);
     const [row] = await tx.delete(mailAliases).where(and(eq(mailAliases.id, id), eq(mailAliases.accountId, accountId))).returning({ address: mailAliases.address });
     if (!row) throw notFound("Alias");
+    // Aliases are Postfix's alone, and Postfix reloads before this answers: nothing to wait for.
     await applyAccountMailOf(tx, accountId);
     return { message: `Alias ${row.address} removed` };
   });

@@ -74,7 +74,7 @@ const CHECKS: Checks = {
   "domain.root": () => ignored(undefined),
   "logins.all": () => ignored(undefined),
   "account.ensure": () => ignored(undefined),
-  "mail.apply": () => ignored(undefined),
+  "mail.apply": () => z.object({ settle_ms: z.number().int().min(0).max(1100) }),
   "mail.remove": () => ignored(undefined),
   // One size per asked mailbox, by the address the panel asked for.
   "mail.usage": (input) =>

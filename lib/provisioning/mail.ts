@@ -202,7 +202,7 @@ async function assertOwnTable(file: string): Promise<void> {
  * differs from the copy it holds, and looks at the file at most once a second
  * (src/auth/db-passwd-file.c, passwd_file_sync). So each new file gets an mtime later than the
  * one it replaces — a new password's hash has the old one's length — and a change counts for every
- * lookup from the next whole second on (settled()).
+ * lookup from the next whole second on (msUntilSeen()).
  */
 async function markPasswdChanged(file: string, previousMtimeMs: number | null): Promise<number> {
   const now = Math.floor(Date.now() / 1000);
@@ -211,10 +211,9 @@ async function markPasswdChanged(file: string, previousMtimeMs: number | null): 
   return Date.now();
 }
 
-/** Resolves once every Dovecot lookup sees a passwd-file written at `writtenAt` (ms): from the next whole second. */
-function settled(writtenAt: number): Promise<void> {
-  const wait = Math.floor(writtenAt / 1000) * 1000 + 1000 + 20 - Date.now();
-  return wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)) : Promise.resolve();
+/** How long from now until every Dovecot lookup sees a passwd-file written at `writtenAt` (ms): the next whole second. */
+function msUntilSeen(writtenAt: number): number {
+  return Math.min(1100, Math.max(0, Math.floor(writtenAt / 1000) * 1000 + 1000 + 20 - Date.now()));
 }
 
 /**
@@ -349,10 +348,12 @@ async function restoreState(username: string, before: string | null): Promise<vo
 /**
  * One account's mail made so on this machine (a change, account.ensure): its state kept, its
  * HOME/mail made, the machine's tables rebuilt. A refusal puts the account's previous state back
- * (and its tables stay as they were) and fails the change.
+ * (and its tables stay as they were) and fails the change. `settle_ms`: how long until Dovecot
+ * sees the change (markPasswdChanged) — the API waits that long once its transaction has ended,
+ * so a login or a delivery right after its answer meets the new file.
  */
-export async function applyAccountMail(input: { username: string; suspended: boolean; mail: AccountMail | null }): Promise<void> {
-  if (!mailServerEnabled()) return;
+export async function applyAccountMail(input: { username: string; suspended: boolean; mail: AccountMail | null }): Promise<{ settle_ms: number }> {
+  if (!mailServerEnabled()) return { settle_ms: 0 };
   const passwdWrittenAt = await inTurn(async () => {
     if (hasMail(input.mail)) {
       await assertPanelUser(input.username);
@@ -368,8 +369,7 @@ export async function applyAccountMail(input: { username: string; suspended: boo
       throw error;
     }
   });
-  // The change answers once Dovecot sees it: a login or a delivery right after must not meet the old file.
-  if (passwdWrittenAt !== null) await settled(passwdWrittenAt);
+  return { settle_ms: passwdWrittenAt === null ? 0 : msUntilSeen(passwdWrittenAt) };
 }
 
 /** Termination and a move's last step on its source: the account's mail is served here no more (its maildirs go with its home). */

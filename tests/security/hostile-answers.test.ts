@@ -72,6 +72,8 @@ test("other answers: names among those sent, sizes bounded", () => {
   assert.deepEqual(checkedAnswer("n1", "mail.usage", mailboxes, [{ address: "info@alice.example", mb: 1.5 }]), [{ address: "info@alice.example", mb: 1.5 }]);
   refuse("mail.usage", mailboxes, [{ address: "ceo@bob.example", mb: 1 }]);
   refuse("mail.usage", mailboxes, [{ address: "info@alice.example", mb: -1 }]);
+  refuse("mail.apply", { username: "alice", suspended: false, mail: null }, { settle_ms: 60_000 });
+  refuse("mail.apply", { username: "alice", suspended: false, mail: null }, null);
   refuse("mail.usage", mailboxes, [{ address: "info@alice.example", mb: 1 }, { address: "info@alice.example", mb: 2 }]);
 });
 

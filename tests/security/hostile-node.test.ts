@@ -83,6 +83,7 @@ const honest: Answer = (job) => {
   if (job.op === "databases.call") return { ok: true, value: { configured: true, ...(args.call === "databaseSizesMb" ? { value: [] } : {}) } };
   if (job.op === "node.reconcile") return { ok: true, value: { failed: [] } };
   if (job.op === "account.disk-usage") return { ok: true, value: { mb: 0, enforced: false } };
+  if (job.op === "mail.apply") return { ok: true, value: { settle_ms: 0 } };
   return { ok: true, value: null };
 };
 

@@ -65,6 +65,8 @@ function valueOf(job: Job): unknown {
       return { failed: [] };
     case "account.disk-usage":
       return { mb: null, enforced: false };
+    case "mail.apply":
+      return { settle_ms: 0 };
     case "mail.usage":
       return (args.mailboxes as { localPart: string; domain: string }[]).map((mailbox) => ({ address: `${mailbox.localPart}@${mailbox.domain}`, mb: 0 }));
     case "databases.call":
