@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { onlyFields, timestamp } from "@/lib/http/operation";
-import { LOCAL_PART, MAX_QUOTA_MB, MAX_TARGETS, TARGET_ADDRESS } from "@/lib/provisioning/mail";
+import { LOCAL_PART, MAX_QUOTA_MB, MAX_TARGETS, TARGET_ADDRESS } from "@/lib/provisioning/rules";
 
 // Email of an account (DESIGN.md "Email", docs/email.md): mail domains, mailboxes, aliases. The
 // rules of a local part and of a target are the renderer's (lib/provisioning/mail.ts), checked

@@ -6,6 +6,7 @@ import { makeDirectoryIn, openDirectoryIn, openTrustedDirectory, runOnDescriptor
 import { homeOf } from "./home-layout";
 import { assertPanelUser, panelUsernames } from "./marks";
 import { linuxGroupIds, linuxPasswdEntries } from "./passwd";
+import { LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, TARGET_ADDRESS } from "./rules";
 import { checkedHostName, checkedInteger, checkedPathInside, checkedString } from "./render-checks";
 import { exitReason, makeDirectories, readIfExists, runChild, runCommand, toolEnv, writeAtomically, writeFilesAtomically } from "./system";
 
@@ -51,28 +52,10 @@ export interface AccountMail {
 
 export const mailServerEnabled = () => env().mail !== null;
 
-// ---- Rules of the values (the request schemas import them: one rule, checked at both ends) ----
+export { LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, TARGET_ADDRESS };
 
-/**
- * A local part the panel creates: lower-case letters, digits and inner `. _ -`, no `..`, at most
- * 64. Nothing Postfix or Dovecot would read otherwise: no `+` (a recipient delimiter), `@` `%` `!`
- * (routing), `/` (a path in the maildir's name), `:` (the passwd-file's separator), quotes,
- * spaces, `#`, `=` or `,` (a map's syntax).
- */
-export const LOCAL_PART = /^(?!.*\.\.)[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
-/** A mail domain: lower-case ASCII labels (the panel's domains are stored so). */
-export const MAIL_DOMAIN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
-/**
- * Where an alias sends mail, here or elsewhere: a local part of letters, digits and `. _ + = -`
- * (others' addresses may carry a `+tag`), `@`, a domain. No space, comma or quote: one item of a
- * map's value.
- */
-export const TARGET_ADDRESS = /^(?!.*\.\.)[a-z0-9](?:[a-z0-9._+=-]{0,62}[a-z0-9_+=-])?@(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
 /** What a passwd-file line may carry as the password: Dovecot's SHA512-CRYPT of crypt(3). */
 const PASSWORD_HASH = /^\{SHA512-CRYPT\}\$6\$(?:rounds=[1-9][0-9]{3,8}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{86}$/;
-export const MAX_TARGETS = 50;
-export const MAX_QUOTA_MB = 1_000_000;
-
 const RENDERER = "mail tables";
 const domainOf = (value: unknown) => {
   checkedHostName(RENDERER, "mail domain", value);

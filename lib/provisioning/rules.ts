@@ -97,3 +97,23 @@ const SYSTEM_DATABASES = new Set(["mysql", "information_schema", "performance_sc
 
 /** Whether `name` is one of the server's own schemas (or the panel's), whatever its case. */
 export const isSystemDatabase = (name: string) => SYSTEM_DATABASES.has(name.toLowerCase());
+
+// ---- Email (./mail.ts checks each again where it becomes a line of a table) ----
+
+/**
+ * A local part the panel creates: lower-case letters, digits and inner `. _ -`, no `..`, at most
+ * 64. Nothing Postfix or Dovecot would read otherwise: no `+` (a recipient delimiter), `@` `%` `!`
+ * (routing), `/` (a path in the maildir's name), `:` (the passwd-file's separator), quotes,
+ * spaces, `#`, `=` or `,` (a map's syntax).
+ */
+export const LOCAL_PART = /^(?!.*\.\.)[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
+/** A mail domain: lower-case ASCII labels (the panel's domains are stored so). */
+export const MAIL_DOMAIN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+/**
+ * Where an alias sends mail, here or elsewhere: a local part of letters, digits and `. _ + = -`
+ * (others' addresses may carry a `+tag`), `@`, a domain. No space, comma or quote: one item of a
+ * map's value.
+ */
+export const TARGET_ADDRESS = /^(?!.*\.\.)[a-z0-9](?:[a-z0-9._+=-]{0,62}[a-z0-9_+=-])?@(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+export const MAX_TARGETS = 50;
+export const MAX_QUOTA_MB = 1_000_000;
