@@ -43,7 +43,9 @@ for (const backend of testBackends()) {
       const before = (await client.get(path)).body;
       const answer = await client.post(path, body);
       assert.equal(answer.status, 422, `${JSON.stringify(body)} → ${answer.status} ${JSON.stringify(answer.body)}`);
-      assert.ok(answer.body.errors?.[field], `names ${field}: ${JSON.stringify(answer.body)}`);
+      // An item of a list is named by its path ("targets.0").
+      const named = Object.keys(answer.body.errors ?? {}).some((key) => key === field || key.startsWith(`${field}.`));
+      assert.ok(named, `names ${field}: ${JSON.stringify(answer.body)}`);
       assert.deepEqual((await client.get(path)).body, before, "nothing changed");
     }
 
