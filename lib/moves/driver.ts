@@ -14,7 +14,7 @@ import { accountState, queueAccountReconcile } from "@/lib/nodes/reconcile";
 import { nodeAddress } from "@/lib/nodes/service";
 import { siteFolders } from "@/lib/provisioning/home-layout";
 import type { MoveRepository, MoveSnapshots } from "@/lib/provisioning/move-runs";
-import { OPEN_STATES, type MoveRow } from "./records";
+import { OPEN_STATES, type MoveRow, stepEnded, stepRuns, stepStarted } from "./records";
 
 // What moves an account (docs/nodes.md "Moving accounts"): each open move of account_moves is
 // taken one step at a time, the step's work done on the nodes as jobs on their queues, and the
@@ -104,9 +104,10 @@ async function advanceMove(db: Database, id: number, holder: string): Promise<vo
 /** The move's state becomes `to` if it is still `from` (a cancel may have come meanwhile); whether it did. */
 async function advance(db: Queryable, move: MoveRow, to: MoveRow["state"], set: Partial<typeof accountMoves.$inferInsert> = {}): Promise<boolean> {
   const ended = to === "done" || to === "cancelled";
+  const now = new Date();
   const changed = await db
     .update(accountMoves)
-    .set({ state: to, error: null, attempts: 0, ...(ended ? { finishedAt: new Date(), repositoryPassword: null } : {}), ...set })
+    .set({ state: to, error: null, attempts: 0, steps: stepEnded(now), ...(ended ? { finishedAt: now, repositoryPassword: null } : {}), ...set })
     .where(and(eq(accountMoves.id, move.id), eq(accountMoves.state, move.state)))
     .returning({ id: accountMoves.id });
   return changed.length === 1;
@@ -170,6 +171,10 @@ async function runStep(db: Database, move: MoveRow): Promise<boolean> {
     await db.update(accountMoves).set({ error: `waiting for the node ${silent.name}, which does not answer` }).where(eq(accountMoves.id, move.id));
     return false;
   }
+  // Its first attempt begins the step (docs/nodes.md "Moving accounts": the move's `steps`).
+  if (!stepRuns(move, move.state)) {
+    await db.update(accountMoves).set({ steps: stepStarted(move.state, new Date()) }).where(and(eq(accountMoves.id, move.id), eq(accountMoves.state, move.state)));
+  }
   try {
     await STEPS[move.state](context);
     return true;
@@ -180,7 +185,7 @@ async function runStep(db: Database, move: MoveRow): Promise<boolean> {
     const givesUp = attempts >= MAX_ATTEMPTS && (move.state === "preparing" || move.state === "copying" || move.state === "switching");
     await db
       .update(accountMoves)
-      .set(givesUp ? { state: "cancelling", attempts: 0, error: `cancelled after ${attempts} failed attempts: ${reason}` } : { attempts, error: reason })
+      .set(givesUp ? { state: "cancelling", attempts: 0, error: `cancelled after ${attempts} failed attempts: ${reason}`, steps: stepEnded(new Date()) } : { attempts, error: reason })
       .where(and(eq(accountMoves.id, move.id), eq(accountMoves.state, move.state)));
     return false;
   }
@@ -282,7 +287,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
       if (!(error instanceof AppError) || error.code !== "CONFLICT") throw error;
       await db
         .update(accountMoves)
-        .set({ state: "cancelling", attempts: 0, error: `cancelled: the target ${context.target.node.name} refused the account: ${error.message}` })
+        .set({ state: "cancelling", attempts: 0, error: `cancelled: the target ${context.target.node.name} refused the account: ${error.message}`, steps: stepEnded(new Date()) })
         .where(and(eq(accountMoves.id, move.id), eq(accountMoves.state, "preparing")));
       return;
     }

@@ -8,10 +8,11 @@ import { eq } from "drizzle-orm";
 import { accountMoves } from "@/db/schema";
 import { PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import type { Actor } from "@/lib/audit/service";
-import { createAccount } from "@/lib/accounts/service";
+import { createAccount, getAccount } from "@/lib/accounts/service";
+import type { AppError } from "@/lib/errors";
 import { advanceMoves } from "@/lib/moves/driver";
 import { startMoveSchema } from "@/lib/moves/schemas";
-import { startMove } from "@/lib/moves/service";
+import { getMove, startMove } from "@/lib/moves/service";
 import { createNodeSchema, joinNodeSchema } from "@/lib/nodes/schemas";
 import { createNode, joinNode, recordHeartbeat } from "@/lib/nodes/service";
 import { createTestDatabase, testBackends } from "../support/database";
@@ -71,6 +72,24 @@ for (const backend of testBackends()) {
 
         const [move] = await db.select().from(accountMoves).where(eq(accountMoves.accountId, account.id));
         assert.deepEqual({ state: move.state, attempts: move.attempts, error: move.error }, { state: "done", attempts: 0, error: null });
+
+        // Item 4: each step's timing, in the order the state machine ran them (forwarding, where
+        // it runs, after cleaning), each ended before the next began; the held pass is copying's.
+        const { move: answered } = await getMove(db, account.id);
+        const steps = answered.steps;
+        const chain = ["queued", "preparing", "copying", "switching", "cleaning", "forwarding"];
+        assert.deepEqual(steps.map((step) => step.step), chain.slice(0, steps.length));
+        assert.ok(steps.length >= 5, JSON.stringify(steps));
+        const times = steps.flatMap((step) => [Date.parse(step.started_at), Date.parse(step.ended_at ?? "")]);
+        assert.ok(times.every((time, index) => !Number.isNaN(time) && (index === 0 || times[index - 1] <= time)), JSON.stringify(steps));
+        const took = (name: string) => Date.parse(steps.find((step) => step.step === name)!.ended_at!) - Date.parse(steps.find((step) => step.step === name)!.started_at);
+        assert.ok(took("copying") >= HELD_MS, JSON.stringify(steps));
+        assert.equal(answered.finished_at, steps.at(-1)!.ended_at);
+        // The account's record carries the same move; an account that never moved has none to answer.
+        assert.deepEqual((await getAccount(db, account.id)).move, answered);
+        const still = await createAccount(db, { username: `st${backend.slice(0, 2)}`, domain: `st${backend.slice(0, 2)}.example`, node: "n2" }, admin);
+        await assert.rejects(getMove(db, still.id), (error: AppError) => error.code === "NOT_FOUND");
+        await assert.rejects(getMove(db, 2147483647), (error: AppError) => error.code === "NOT_FOUND");
       } finally {
         await connection.close();
         await database.drop();
