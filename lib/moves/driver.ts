@@ -180,8 +180,9 @@ async function runStep(db: Database, move: MoveRow): Promise<boolean> {
     return true;
   } catch (error) {
     const reason = error instanceof AppError ? error.message : "an unexpected error (see the panel's log)";
-    if (!(error instanceof AppError)) console.error(`[moves] move ${move.id} (${move.state}):`, error);
     const attempts = move.attempts + 1;
+    // In the log too: the move's row keeps only the last attempt's error, and forgets it once the step is done.
+    console.error(`[moves] move ${move.id} (${move.state}), attempt ${attempts} failed:`, error instanceof AppError ? error.message : error);
     const givesUp = attempts >= MAX_ATTEMPTS && (move.state === "preparing" || move.state === "copying" || move.state === "switching");
     await db
       .update(accountMoves)
@@ -230,6 +231,18 @@ async function pass(context: MoveContext, name: "copy" | "final"): Promise<MoveS
   const folders = await siteFoldersOf(db, account.id);
   await context.target.run("move.restore", { move: repository, pass: name, username: account.username, snapshots, folders, databases, database_users: users, grants }, long);
   return snapshots;
+}
+
+/** Laps of a step for the log: each named with the seconds it took ("final pass 9.7 s"). */
+function stopwatch() {
+  const laps: string[] = [];
+  let last = performance.now();
+  const lap = (name: string) => {
+    const now = performance.now();
+    laps.push(`${name} ${((now - last) / 1000).toFixed(1)} s`);
+    last = now;
+  };
+  return Object.assign(lap, { laps: () => laps.join(", ") });
 }
 
 const snapshotIds = (snapshots: MoveSnapshots) => [snapshots.home, ...snapshots.dumps.map((dump) => dump.snapshot)].filter(Boolean).join(" ");
@@ -307,13 +320,18 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
   // target again and brings the source back. Only one of them serves at any moment.
   switching: async (context) => {
     const { db, move, account } = context;
+    // Where the time of the switch goes (the visitors' gap), for the panel's log.
+    const lap = stopwatch();
     await context.source.run("account.ensure", await stateOf(context, true));
+    lap("source suspended");
     let zones: number[] | null = null;
     let targetMayServe = false;
     try {
       const snapshots = await pass(context, "final");
+      lap("final pass");
       targetMayServe = true;
       await context.target.run("account.ensure", await stateOf(context));
+      lap("target serving");
       zones = await db.transaction(async (tx) => {
         const [current] = await tx.select({ state: accountMoves.state }).from(accountMoves).where(eq(accountMoves.id, move.id)).for("update");
         if (current?.state !== "switching") throw new AppError("CONFLICT", "the move was cancelled before its switch");
@@ -334,6 +352,8 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
         return changed;
       });
     } finally {
+      lap(zones === null ? "not committed" : "committed");
+      console.log(`[moves] move ${move.id} switch: ${lap.laps()}`);
       if (zones === null) await bringSourceBack(context, targetMayServe);
     }
     for (const domainId of zones) await syncZoneFile(db, domainId);
