@@ -250,6 +250,22 @@ for (const backend of machineBackends("postgres")) {
       await new Promise((resolve) => setTimeout(resolve, 2 * POLL_MS));
       polling = false;
       await poller;
+      // What the visitor saw, each change with its time; the move's steps as GET .../move answers
+      // them; the driver's lines (the switch's laps, failed attempts): printed before any assertion.
+      // Each ask stands for the time until the next one: the time without a 200 is the sum of the non-200 asks' times.
+      const downMs = samples.slice(0, -1).reduce((sum, sample, index) => sum + (sample.status === 200 ? 0 : samples[index + 1].at - sample.at), 0);
+      const timeline = samples
+        .map((sample) => ({ at: sample.at, entry: `${sample.step}:${sample.status}` }))
+        .filter((sample, index, all) => sample.entry !== all[index - 1]?.entry)
+        .map((sample) => `${sample.entry} (${new Date(sample.at).toISOString().slice(11, 23)})`);
+      console.log(`[moves] ${backend}: ${samples.length} asks of the home page over ${(samples.at(-1)!.at - samples[0].at) / 1000} s, ${downMs / 1000} s without a 200; ${timeline.join(" → ")}`);
+      const answered = await admin().get(`/api/admin/accounts/${site.id}/move`);
+      assert.equal(answered.status, 200, JSON.stringify(answered.body));
+      const steps = answered.body.move.steps as { step: string; started_at: string; ended_at: string | null }[];
+      const seconds = (from: string, to: string | null) => (to ? ((Date.parse(to) - Date.parse(from)) / 1000).toFixed(2) : "…");
+      console.log(`[moves] ${backend}: steps ${steps.map((step) => `${step.step} ${step.started_at.slice(11, 23)} +${seconds(step.started_at, step.ended_at)} s`).join(", ")}`);
+      console.log(env.server.output().split("\n").filter((line) => line.startsWith("[moves]")).join("\n"));
+
       assert.equal(done.step, "done", JSON.stringify(done));
       assert.equal(done.state, "done");
       assert.equal(done.holds_truth, "n2");
@@ -260,26 +276,11 @@ for (const backend of machineBackends("postgres")) {
       assert.equal(samples.at(-1)!.pointsTo, n2().host.address);
       assert.equal(samples.at(-1)!.status, 200);
       assert.equal(samples.filter((sample) => sample.bothServe).length, 0, "two nodes served the site at once");
-      // Each ask stands for the time until the next one: the time without a 200 is the sum of the non-200 asks' times.
-      const downMs = samples.slice(0, -1).reduce((sum, sample, index) => sum + (sample.status === 200 ? 0 : samples[index + 1].at - sample.at), 0);
-      const timeline = samples
-        .map((sample) => ({ at: sample.at, entry: `${sample.step}:${sample.status}` }))
-        .filter((sample, index, all) => sample.entry !== all[index - 1]?.entry)
-        .map((sample) => `${sample.entry} (${new Date(sample.at).toISOString().slice(11, 23)})`);
-      console.log(`[moves] ${backend}: ${samples.length} asks of the home page over ${(samples.at(-1)!.at - samples[0].at) / 1000} s, ${downMs / 1000} s without a 200; ${timeline.join(" → ")}`);
-
-      // Its steps, as GET .../move answers them (and the account's `move`): in the order they ran, each ended before the next began.
-      const answered = await admin().get(`/api/admin/accounts/${site.id}/move`);
-      assert.equal(answered.status, 200, JSON.stringify(answered.body));
-      assert.deepEqual(answered.body.move, (await account(site.id)).move);
-      const steps = answered.body.move.steps as { step: string; started_at: string; ended_at: string | null }[];
+      // Its steps (as the account's `move` says too): in the order they ran, each ended before the next began.
+      assert.deepEqual(answered.body.move, moved.move);
       assert.deepEqual(steps.map((step) => step.step).filter((step) => step !== "forwarding"), ["queued", "preparing", "copying", "switching", "cleaning"]);
       const times = steps.flatMap((step) => [Date.parse(step.started_at), Date.parse(step.ended_at ?? "")]);
       assert.ok(times.every((time, index) => !Number.isNaN(time) && (index === 0 || times[index - 1] <= time)), JSON.stringify(steps));
-      const seconds = (from: string, to: string) => ((Date.parse(to) - Date.parse(from)) / 1000).toFixed(2);
-      console.log(`[moves] ${backend}: steps ${steps.map((step) => `${step.step} ${step.started_at.slice(11, 23)} +${seconds(step.started_at, step.ended_at!)} s`).join(", ")}`);
-      console.log(env.server.output().split("\n").filter((line) => line.startsWith("[moves]")).join("\n"));
-
       assert.ok(downMs < 30_000, `${downMs} ms without a 200`);
 
       // The same files, owned by the account's user on n2; the same rows; the same password for the database user.
