@@ -29,8 +29,8 @@ const STATE_OF_STEP: Record<MoveRow["state"], MoveRecord["state"]> = {
 
 // Each step's timing (account_moves.steps, GET .../move `steps`): a step begins at its first
 // attempt (the queued step when the move is queued) and ends in the UPDATE that changes the
-// move's state, so a step and its end are never apart. Both are written as SQL on the column, not
-// from the row the writer read: the driver and a cancel may write the same move at once.
+// move's state, so the state and the steps never disagree. Both are written as SQL on the column,
+// not from the row the writer read: the driver and a cancel may write the same move at once.
 
 /** The steps of a move just queued: the queued step, begun now. */
 export const queuedSteps = (at: Date): MoveStepTiming[] => [{ step: "queued", started_at: at.toISOString(), ended_at: null }];
