@@ -16,9 +16,11 @@ import type { AppErrorCode } from "@/lib/errors";
  * event) with backups and restores on the node (backup.*, restore.*), metrics (the `metrics`
  * event, metrics.system-info) and certificates made on the node (certificates.*). 3: moves
  * between nodes (move.*). 4: a move's snapshots travel as ids, and its target is told the
- * account's database users by the panel (docs/security.md "Nodes are not trusted").
+ * account's database users by the panel (docs/security.md "Nodes are not trusted"). 5: a move's
+ * passes name the site folders to the source too, and the final pass the copy's home snapshot
+ * (`copy`): it archives only what changed since (docs/nodes.md "Moving accounts").
  */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 export const AGENT_VERSION = "0.0.1";
 
