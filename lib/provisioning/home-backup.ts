@@ -59,6 +59,12 @@ const TAR_CREATE = [
 /** What a backup archives: the whole home. */
 const WHOLE_HOME = ["--", "."];
 
+/**
+ * What GNU tar says of a file or folder that went between its listing and its reading (asked
+ * for, for an incremental archive: --warning=file-removed after TAR_CREATE's no-file-removed).
+ */
+const VANISHED = /No such file or directory|File removed before we read it/;
+
 /** tar's exit statuses that are a backup (when it wrote one): 0, and 1 (a file changed while it was read: stored as read). */
 const STORED = new Set([0, 1]);
 
@@ -83,7 +89,11 @@ export interface IncrementalArchive {
  * a plain Error. Either way what restic stored of it is no backup. null when there is no home.
  * A backup archives the whole home; a move's pass `incremental` (IncrementalArchive).
  */
-export async function startHomeArchive(home: string, owner: string | null, incremental?: IncrementalArchive): Promise<{ stdout: Readable; done: Promise<void> } | null> {
+export async function startHomeArchive(
+  home: string,
+  owner: string | null,
+  incremental?: IncrementalArchive,
+): Promise<{ stdout: Readable; done: Promise<void>; vanished: () => boolean } | null> {
   // HOME_ROOT is the administrator's; the home itself is opened like any directory in it, never through a link.
   const homes = await openTrustedDirectory(path.dirname(home));
   if (!homes) return null;
@@ -93,7 +103,7 @@ export async function startHomeArchive(home: string, owner: string | null, incre
   const who = owner ?? "the panel's user";
   let tar: ChildProcess;
   try {
-    const args = incremental ? [...TAR_CREATE, "--listed-incremental=/dev/fd/4", "--", ...incremental.members] : [...TAR_CREATE, ...WHOLE_HOME];
+    const args = incremental ? [...TAR_CREATE, "--listed-incremental=/dev/fd/4", "--warning=file-removed", "--", ...incremental.members] : [...TAR_CREATE, ...WHOLE_HOME];
     const descriptors = incremental ? [homeDir.fd, incremental.listing.fd] : [homeDir.fd];
     const options = { stdio: ["ignore", "pipe", "pipe", ...descriptors] as StdioOptions, timeoutMs: TIMEOUT_MS };
     tar = owner ? startAsUser(owner, "tar", args, options) : startChild("tar", args, { ...options, env: toolEnv() });
@@ -104,6 +114,15 @@ export async function startHomeArchive(home: string, owner: string | null, incre
   // What tar wrote: runuser's own failures (no such user, no tar) exit 1 too, having written nothing.
   let written = 0;
   tar.stdout!.on("data", (chunk: Buffer) => (written += chunk.length));
+  // An incremental archive: whether something tar listed was gone when it came to read it (it says so on standard error).
+  let vanished = false;
+  let stderrTail = "";
+  if (incremental) {
+    tar.stderr!.on("data", (chunk: Buffer) => {
+      stderrTail = (stderrTail + chunk.toString("latin1")).slice(-4096);
+      if (VANISHED.test(stderrTail)) vanished = true;
+    });
+  }
   const stdout = new PassThrough();
   pipeline(tar.stdout!, stdout, () => undefined); // its reader gone (restic failed): tar ends on the closed pipe
   const done = childExit(tar)
@@ -124,5 +143,5 @@ export async function startHomeArchive(home: string, owner: string | null, incre
       },
     )
     .finally(() => homeDir.close());
-  return { stdout, done };
+  return { stdout, done, vanished: () => vanished };
 }

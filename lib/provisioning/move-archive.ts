@@ -2,7 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
-import type { Readable } from "node:stream";
+import { PassThrough, pipeline, type Readable } from "node:stream";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { archiveMember, HOME_ARCHIVE, startHomeArchive } from "./home-backup";
@@ -138,9 +138,14 @@ async function readListing(handle: FileHandle): Promise<Buffer | null> {
  * read by its user, stored in the move's repository (the one in scope: withRepository) as
  * home.tar with `tags` (and `part:home`). The final pass (`copy`: the home snapshot of the copy
  * pass the target holds) archives only what changed since that copy began, when this node kept
- * its level 0; else, as the copy pass, everything. Resolves with the listing tar wrote (the
- * copy's level 0, for keepLevelZero), or null; false when there is nothing to archive (no home,
- * no site folder in it). A read that failed forgets what restic stored of it.
+ * its level 0; else, as the copy pass, everything. false when there is nothing to archive (no
+ * home, no site folder in it). A read that failed forgets what restic stored of it.
+ *
+ * Resolves with the listing tar wrote — for the copy pass, its level 0 (for keepLevelZero) —
+ * or null when it is not to be kept: too large, or something tar listed had gone when it came to
+ * read it. tar lists every folder first and reads the files after, so a folder renamed meanwhile
+ * (a plugin's update, while the site serves) reaches the target without its files, and an
+ * archive of changes would name them as already there. The final pass is then taken whole.
  */
 export async function storeMoveHome(input: { repository: string; username: string; folders: string[]; tags: string[]; copy: string | null }): Promise<{ listing: Buffer | null } | false> {
   const home = homeOf(input.username);
@@ -162,7 +167,7 @@ export async function storeMoveHome(input: { repository: string; username: strin
       if (run) await restic(["forget", tagOption(run)]).catch(() => undefined);
       throw readResult.reason;
     }
-    return { listing: await readListing(listing) };
+    return { listing: archive.vanished() ? null : await readListing(listing) };
   } finally {
     await listing.close();
   }
@@ -170,16 +175,19 @@ export async function storeMoveHome(input: { repository: string; username: strin
 
 /**
  * Keeps `listing` as the level 0 of the copy pass whose home snapshot is `copy`, written whole
- * before it is named; the level 0 of the move's earlier copy passes goes.
+ * before it is named (null: none is kept, the final pass is taken whole); the level 0 of the
+ * move's earlier copy passes goes.
  */
-export async function keepLevelZero(repository: string, copy: string, listing: Buffer): Promise<void> {
+export async function keepLevelZero(repository: string, copy: string, listing: Buffer | null): Promise<void> {
   const file = levelZeroFile(repository, copy);
-  const partial = `${file}.${randomUUID()}.partial`;
-  await fs.writeFile(partial, listing, { mode: 0o600, flag: "wx" });
-  await fs.rename(partial, file);
+  if (listing) {
+    const partial = `${file}.${randomUUID()}.partial`;
+    await fs.writeFile(partial, listing, { mode: 0o600, flag: "wx" });
+    await fs.rename(partial, file);
+  }
   const key = moveKey(repository);
   for (const name of await fs.readdir(moveFilesDir())) {
-    if (name.startsWith(`${key}.`) && name.endsWith(".listing") && path.join(moveFilesDir(), name) !== file) await fs.rm(path.join(moveFilesDir(), name), { force: true });
+    if (name.startsWith(`${key}.`) && name.endsWith(".listing") && (!listing || path.join(moveFilesDir(), name) !== file)) await fs.rm(path.join(moveFilesDir(), name), { force: true });
   }
 }
 
@@ -215,12 +223,30 @@ export async function beginFinalArchive(repository: string): Promise<boolean> {
   return begun;
 }
 
-/** restic's dump of home.tar of the snapshot `id` (checked: 64 hex digits), stopped when `signal` aborts. */
-export const dumpHomeArchive = (id: string, signal?: AbortSignal) => resticStream(["dump", "--no-lock", "--", snapshotId(id), `/${HOME_ARCHIVE}`], signal);
+/**
+ * restic's dump of home.tar of the snapshot `id` (checked: 64 hex digits), stopped when `signal`
+ * aborts. Read at once into a stream of its own that holds what comes (restic waits when it is
+ * full) until it is piped on: Node discards what an exited child wrote to an output nobody reads.
+ */
+export async function dumpHomeArchive(id: string, signal?: AbortSignal): Promise<{ stdout: Readable; done: Promise<void> }> {
+  const dump = await resticStream(["dump", "--no-lock", "--", snapshotId(id), `/${HOME_ARCHIVE}`], signal);
+  const held = new PassThrough();
+  pipeline(dump.stdout, held, () => undefined); // held destroyed (its reader gone): restic stops on the closed pipe
+  return { stdout: held, done: dump.done };
+}
 
 /** tar's line for a member the archive does not hold: a site folder the source did not have. */
 const NOT_IN_ARCHIVE = /^tar: (\.\/[\w.-]+): Not found in archive$/;
 const FAILED_BEFORE = "tar: Exiting with failure status due to previous errors";
+/**
+ * What the account runs to write an archive into its home (fd 3): fixed text, the members its
+ * parameters. In the home itself (cd), not tar's --directory: tar applies a folder's renames there
+ * through temporary names made relative to the working directory, not to --directory's.
+ */
+const EXTRACT_SCRIPT = `cd /dev/fd/3 || exit 2
+exec tar --extract --file=- --listed-incremental=/dev/null --preserve-permissions --no-same-owner --no-wildcards --no-unquote -- "$@"
+`;
+
 /** A pass may take hours, as a backup may. */
 const EXTRACT_TIMEOUT_MS = 6 * 60 * 60_000;
 /** tar's standard error kept for the check: more is a failure of its own. */
@@ -246,22 +272,10 @@ export async function extractMoveArchive(input: { username: string; folders: str
     await archive.done.catch(() => undefined);
     throw new AppError("VALIDATION", homeDir ? "Moving files needs SYSTEM_USERS=1 (the files are written by the account's user)" : `the home of ${username} is not on this node`);
   }
-  const args = [
-    "--extract",
-    "--file=-",
-    "--directory=/dev/fd/3",
-    "--listed-incremental=/dev/null",
-    "--preserve-permissions",
-    "--no-same-owner",
-    "--no-wildcards",
-    "--no-unquote",
-    "--",
-    ...wanted,
-  ];
   let exit;
   let stderrBytes = 0;
   try {
-    const tar = startAsUser(username, "tar", args, { stdio: ["pipe", "ignore", "pipe", homeDir.fd], timeoutMs: EXTRACT_TIMEOUT_MS });
+    const tar = startAsUser(username, "sh", ["-c", EXTRACT_SCRIPT, "panel-move-extract", ...wanted], { stdio: ["pipe", "ignore", "pipe", homeDir.fd], timeoutMs: EXTRACT_TIMEOUT_MS });
     stopOnAbort(tar, signal);
     tar.stdin!.on("error", () => undefined); // tar gone: its exit says why
     tar.stderr!.on("data", (chunk: Buffer) => (stderrBytes += chunk.length));

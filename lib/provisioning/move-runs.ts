@@ -110,7 +110,7 @@ export async function takeMoveSnapshot(input: {
     for (const user of input.database_users) password_hashes[user] = (await server?.passwordHash(user)) ?? null;
     const parts = newestParts(await snapshotsTagged(tags[1]));
     const homeSnapshot = home ? (parts.get("part:home")?.id ?? null) : null;
-    if (input.pass === "copy" && homeSnapshot && home && home.listing) await keepLevelZero(input.move.repository, homeSnapshot, home.listing);
+    if (input.pass === "copy" && homeSnapshot && home) await keepLevelZero(input.move.repository, homeSnapshot, home.listing);
     return {
       home: homeSnapshot,
       dumps: input.databases.flatMap((database) => {
