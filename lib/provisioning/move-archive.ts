@@ -203,7 +203,7 @@ export async function pruneOldMoveFiles(): Promise<void> {
   const dir = moveFilesDir();
   const names = await fs.readdir(dir).catch(() => [] as string[]);
   const before = Date.now() - KEPT_DAYS * 24 * 60 * 60_000;
-  for (const name of names.filter((candidate) => /\.(listing|final)$/.test(candidate))) {
+  for (const name of names.filter((candidate) => /\.(listing|final|partial)$/.test(candidate))) {
     const stat = await fs.stat(path.join(dir, name)).catch(() => null);
     if (stat && stat.mtimeMs < before) await fs.rm(path.join(dir, name), { force: true });
   }
