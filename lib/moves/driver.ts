@@ -279,9 +279,11 @@ async function pass(context: MoveContext, name: "copy" | "final"): Promise<MoveS
   const { db, account, repository } = context;
   const { databases, users, grants } = await databasesOf(db, account.id);
   const long = { deadlineMs: PASS_DEADLINE_MS };
-  const snapshots = await context.source.run("move.snapshot", { move: repository, pass: name, username: account.username, databases, database_users: users }, long);
   const folders = await siteFoldersOf(db, account.id);
-  await context.target.run("move.restore", { move: repository, pass: name, username: account.username, snapshots, folders, databases, database_users: users, grants }, long);
+  // The final pass archives what changed since the copy the target holds: its home snapshot, the first of copySnapshots.
+  const copy = name === "final" ? (context.move.copySnapshots?.split(" ")[0] ?? null) : null;
+  const snapshots = await context.source.run("move.snapshot", { move: repository, pass: name, username: account.username, folders, copy, databases, database_users: users }, long);
+  await context.target.run("move.restore", { move: repository, pass: name, username: account.username, snapshots, copy, folders, databases, database_users: users, grants }, long);
   return snapshots;
 }
 
