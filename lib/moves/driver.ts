@@ -436,13 +436,13 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
   forwarding: async (context) => {
     const { db, move, account } = context;
     const domains = await domainsOf(db, account.id);
-    const steps: { op: OperationName; args: { domains: string[] } }[] = [
+    const removals: { op: OperationName; args: { domains: string[] } }[] = [
       { op: "forward.remove", args: { domains } },
       { op: "certificates.remove", args: { domains } },
     ];
     const answers = await sourceAnswers(context);
-    if (answers) for (const step of steps) await context.source.run(step.op, step.args as never);
-    const queue = async (tx: Queryable) => queueOnNode(tx, context.source.node, null, "move.forward-end", "batch", { steps });
+    if (answers) for (const removal of removals) await context.source.run(removal.op, removal.args as never);
+    const queue = async (tx: Queryable) => queueOnNode(tx, context.source.node, null, "move.forward-end", "batch", { steps: removals });
     await endMove(db, move, "done", {}, answers ? undefined : queue);
     if (!answers) await publishQueuedJobs(db, move.sourceNodeId);
   },
