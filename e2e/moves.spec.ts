@@ -69,6 +69,10 @@ test("an account's page moves it to another node, shows the step it waits at, an
   // n2's agent does not answer: the move waits at its first step, saying why (the page reads itself again).
   await expect(move).toContainText("preparing", { timeout: 20_000 });
   await expect(move).toContainText("waiting for the node n2, which does not answer", { timeout: 20_000 });
+  // Its steps so far: queued, with the time it took; preparing has not begun (its node does not answer).
+  const steps = node.getByRole("table", { name: "Steps" }).locator("tbody tr");
+  await expect(steps).toHaveCount(1);
+  await expect(steps.first()).toContainText(/^queued.*\d s$/);
   await screenshot(page, "account-move-waiting");
   await move.getByRole("button", { name: "Cancel the move" }).click();
   await expect(move).toContainText("cancelling");
@@ -114,6 +118,8 @@ test("a move queued behind another is cancelled at once: the page shows it cance
   await move.getByRole("button", { name: "Cancel the move" }).click();
   await expect(move).toHaveCount(0);
   await expect(node.getByLabel("Last move")).toContainText("Last move, to n2: cancelled");
+  // The last move's steps: queued, ended by the cancel.
+  await expect(node.getByRole("table", { name: "Steps" }).locator("tbody tr")).toHaveText([/^queued.*\d s$/]);
   await expect(node.getByLabel("Move to")).toBeVisible();
   await expect(node.getByRole("button", { name: "Move", exact: true })).toBeEnabled();
   // Read again: the move has ended for good, it is not the page's leftover state.

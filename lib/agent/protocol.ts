@@ -17,7 +17,9 @@ import type { AppErrorCode } from "@/lib/errors";
  * event, metrics.system-info) and certificates made on the node (certificates.*). 3: moves
  * between nodes (move.*). 4: a move's snapshots travel as ids, and its target is told the
  * account's database users by the panel (docs/security.md "Nodes are not trusted"). 5: a moved
- * account's source forwards its sites to the target (forward.*).
+ * account's source forwards its sites to the target (forward.*); a move's passes name the site
+ * folders to the source too, and the final pass the copy's home snapshot (`copy`): it archives
+ * only what changed since (docs/nodes.md "Moving accounts").
  */
 export const PROTOCOL_VERSION = 5;
 

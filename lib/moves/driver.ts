@@ -16,7 +16,7 @@ import { nodeAddress } from "@/lib/nodes/service";
 import { siteFolders } from "@/lib/provisioning/home-layout";
 import type { MoveRepository, MoveSnapshots } from "@/lib/provisioning/move-runs";
 import { forwardUntil, giveBackTtls, syncZones } from "./dns";
-import { OPEN_STATES, type MoveRow } from "./records";
+import { OPEN_STATES, type MoveRow, stepEnded, stepRuns, stepStarted } from "./records";
 
 // What moves an account (docs/nodes.md "Moving accounts"): each open move of account_moves is
 // taken one step at a time, the step's work done on the nodes as jobs on their queues, and the
@@ -107,9 +107,10 @@ async function advanceMove(db: Database, id: number, holder: string): Promise<vo
 /** The move's state becomes `to` if it is still `from` (a cancel may have come meanwhile); whether it did. */
 async function advance(db: Queryable, move: MoveRow, to: MoveRow["state"], set: Partial<typeof accountMoves.$inferInsert> = {}): Promise<boolean> {
   const ended = to === "done" || to === "cancelled";
+  const now = new Date();
   const changed = await db
     .update(accountMoves)
-    .set({ state: to, error: null, attempts: 0, ...(ended ? { finishedAt: new Date(), repositoryPassword: null } : {}), ...set })
+    .set({ state: to, error: null, attempts: 0, steps: stepEnded(now), ...(ended ? { finishedAt: now, repositoryPassword: null } : {}), ...set })
     .where(and(eq(accountMoves.id, move.id), eq(accountMoves.state, move.state)))
     .returning({ id: accountMoves.id });
   return changed.length === 1;
@@ -178,9 +179,18 @@ async function endMove(db: Database, move: MoveRow, to: "done" | "cancelled", se
   return zones !== null;
 }
 
+/** Its first attempt begins the step (docs/nodes.md "Moving accounts": the move's `steps`); a step tried again keeps its start. */
+async function beginStep(db: Queryable, move: MoveRow): Promise<void> {
+  if (stepRuns(move, move.state)) return;
+  await db.update(accountMoves).set({ steps: stepStarted(move.state, new Date()) }).where(and(eq(accountMoves.id, move.id), eq(accountMoves.state, move.state)));
+}
+
 /** Runs the step of the move's state; whether it succeeded. */
 async function runStep(db: Database, move: MoveRow): Promise<boolean> {
-  // Waiting costs no attempt and is no error.
+  // Waiting costs no attempt and is no error. The forward's time is its step's: it begins with the
+  // wait. The switch begins once the DNS caches are clear: that wait lies between copying's end
+  // and switching's start.
+  if (move.state === "forwarding") await beginStep(db, move);
   if (waitsUntil(move)) return false;
   const nodeRows = await db.select().from(nodes).where(inArray(nodes.id, [move.sourceNodeId, move.targetNodeId]));
   const nodeOf = (id: number) => nodeRows.find((node) => node.id === id)!;
@@ -199,17 +209,19 @@ async function runStep(db: Database, move: MoveRow): Promise<boolean> {
     await db.update(accountMoves).set({ error: `waiting for the node ${silent.name}, which does not answer` }).where(eq(accountMoves.id, move.id));
     return false;
   }
+  await beginStep(db, move);
   try {
     await STEPS[move.state](context);
     return true;
   } catch (error) {
     const reason = error instanceof AppError ? error.message : "an unexpected error (see the panel's log)";
-    if (!(error instanceof AppError)) console.error(`[moves] move ${move.id} (${move.state}):`, error);
     const attempts = move.attempts + 1;
+    // In the log too: the move's row keeps only the last attempt's error, and forgets it once the step is done.
+    console.error(`[moves] move ${move.id} (${move.state}), attempt ${attempts} failed:`, error instanceof AppError ? error.message : error);
     const givesUp = attempts >= MAX_ATTEMPTS && (move.state === "preparing" || move.state === "copying" || move.state === "switching");
     await db
       .update(accountMoves)
-      .set(givesUp ? { state: "cancelling", attempts: 0, error: `cancelled after ${attempts} failed attempts: ${reason}` } : { attempts, error: reason })
+      .set(givesUp ? { state: "cancelling", attempts: 0, error: `cancelled after ${attempts} failed attempts: ${reason}`, steps: stepEnded(new Date()) } : { attempts, error: reason })
       .where(and(eq(accountMoves.id, move.id), eq(accountMoves.state, move.state)));
     return false;
   }
@@ -267,10 +279,24 @@ async function pass(context: MoveContext, name: "copy" | "final"): Promise<MoveS
   const { db, account, repository } = context;
   const { databases, users, grants } = await databasesOf(db, account.id);
   const long = { deadlineMs: PASS_DEADLINE_MS };
-  const snapshots = await context.source.run("move.snapshot", { move: repository, pass: name, username: account.username, databases, database_users: users }, long);
   const folders = await siteFoldersOf(db, account.id);
-  await context.target.run("move.restore", { move: repository, pass: name, username: account.username, snapshots, folders, databases, database_users: users, grants }, long);
+  // The final pass archives what changed since the copy the target holds: its home snapshot, the first of copySnapshots.
+  const copy = name === "final" ? (context.move.copySnapshots?.split(" ")[0] ?? null) : null;
+  const snapshots = await context.source.run("move.snapshot", { move: repository, pass: name, username: account.username, folders, copy, databases, database_users: users }, long);
+  await context.target.run("move.restore", { move: repository, pass: name, username: account.username, snapshots, copy, folders, databases, database_users: users, grants }, long);
   return snapshots;
+}
+
+/** Laps of a step for the log: each named with the seconds it took ("final pass 9.7 s"). */
+function stopwatch() {
+  const laps: string[] = [];
+  let last = performance.now();
+  const lap = (name: string) => {
+    const now = performance.now();
+    laps.push(`${name} ${((now - last) / 1000).toFixed(1)} s`);
+    last = now;
+  };
+  return Object.assign(lap, { laps: () => laps.join(", ") });
 }
 
 const snapshotIds = (snapshots: MoveSnapshots) => [snapshots.home, ...snapshots.dumps.map((dump) => dump.snapshot)].filter(Boolean).join(" ");
@@ -328,7 +354,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
       if (!(error instanceof AppError) || error.code !== "CONFLICT") throw error;
       await db
         .update(accountMoves)
-        .set({ state: "cancelling", attempts: 0, error: `cancelled: the target ${context.target.node.name} refused the account: ${error.message}` })
+        .set({ state: "cancelling", attempts: 0, error: `cancelled: the target ${context.target.node.name} refused the account: ${error.message}`, steps: stepEnded(new Date()) })
         .where(and(eq(accountMoves.id, move.id), eq(accountMoves.state, "preparing")));
       return;
     }
@@ -348,13 +374,18 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
   // target again and brings the source back. Only one of them serves at any moment.
   switching: async (context) => {
     const { db, move, account } = context;
+    // Where the time of the switch goes (the visitors' gap), for the panel's log.
+    const lap = stopwatch();
     await context.source.run("account.ensure", await stateOf(context, true));
+    lap("source suspended");
     let zones: number[] | null = null;
     let targetMayServe = false;
     try {
       const snapshots = await pass(context, "final");
+      lap("final pass");
       targetMayServe = true;
       await context.target.run("account.ensure", await stateOf(context));
+      lap("target serving");
       zones = await db.transaction(async (tx) => {
         const switchedAt = new Date();
         const [current] = await tx.select({ state: accountMoves.state }).from(accountMoves).where(eq(accountMoves.id, move.id)).for("update");
@@ -376,6 +407,8 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
         return changed;
       });
     } finally {
+      lap(zones === null ? "not committed" : "committed");
+      console.log(`[moves] move ${move.id} switch: ${lap.laps()}`);
       if (zones === null) await bringSourceBack(context, targetMayServe);
     }
     for (const domainId of zones) await syncZoneFile(db, domainId);
@@ -403,13 +436,13 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
   forwarding: async (context) => {
     const { db, move, account } = context;
     const domains = await domainsOf(db, account.id);
-    const steps: { op: OperationName; args: { domains: string[] } }[] = [
+    const removals: { op: OperationName; args: { domains: string[] } }[] = [
       { op: "forward.remove", args: { domains } },
       { op: "certificates.remove", args: { domains } },
     ];
     const answers = await sourceAnswers(context);
-    if (answers) for (const step of steps) await context.source.run(step.op, step.args as never);
-    const queue = async (tx: Queryable) => queueOnNode(tx, context.source.node, null, "move.forward-end", "batch", { steps });
+    if (answers) for (const removal of removals) await context.source.run(removal.op, removal.args as never);
+    const queue = async (tx: Queryable) => queueOnNode(tx, context.source.node, null, "move.forward-end", "batch", { steps: removals });
     await endMove(db, move, "done", {}, answers ? undefined : queue);
     if (!answers) await publishQueuedJobs(db, move.sourceNodeId);
   },

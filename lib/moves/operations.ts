@@ -4,6 +4,18 @@ import { drainNodeSchema, drainSchema, moveAnswerSchema, startMoveSchema } from 
 const tag = "Moves";
 
 export const moveOperations = {
+  get: defineOperation({
+    operationId: "getAccountMove",
+    method: "GET",
+    path: "/api/admin/accounts/{id}/move",
+    audience: "admin",
+    tag,
+    summary: "The account's latest move, open or ended, with the timing of each of its steps",
+    params: idParams,
+    response: moveAnswerSchema,
+    successStatus: 200,
+    errorStatuses: [404],
+  }),
   start: defineOperation({
     operationId: "moveAccount",
     method: "POST",

@@ -1,7 +1,8 @@
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import type { Queryable } from "@/db/client";
 import { accountMoves, hostingAccounts, nodes } from "@/db/schema";
+import type { MoveStepTiming } from "@/db/schema/moves";
 import type { MoveRecord } from "./schemas";
 
 // A move's row as the API shows it (./schemas.ts moveSchema).
@@ -34,6 +35,31 @@ function waitingOf(move: MoveRow, now = Date.now()): string | null {
   return null;
 }
 
+// Each step's timing (account_moves.steps, GET .../move `steps`): a step begins at its first
+// attempt (the queued step when the move is queued) and ends in the UPDATE that changes the
+// move's state, so the state and the steps never disagree. Both are written as SQL on the column,
+// not from the row the writer read: the driver and a cancel may write the same move at once.
+
+/** The steps of a move just queued: the queued step, begun now. */
+export const queuedSteps = (at: Date): MoveStepTiming[] => [{ step: "queued", started_at: at.toISOString(), ended_at: null }];
+
+/** The move's steps with the one that runs (the last, not ended) ended at `at`: for the `set` of every state change. */
+export function stepEnded(at: Date): SQL {
+  const steps = accountMoves.steps;
+  return sql`case when jsonb_array_length(${steps}) > 0 and ${steps}->-1->>'ended_at' is null
+    then jsonb_set(${steps}, '{-1,ended_at}', to_jsonb(${at.toISOString()}::text)) else ${steps} end`;
+}
+
+/** The move's steps with `step` begun at `at`, unless it is the one that runs already: a step tried again keeps its first start. */
+export function stepStarted(step: MoveRow["state"], at: Date): SQL {
+  const steps = accountMoves.steps;
+  return sql`case when ${steps}->-1->>'step' = ${step}::text and ${steps}->-1->>'ended_at' is null then ${steps}
+    else ${steps} || jsonb_build_array(jsonb_build_object('step', ${step}::text, 'started_at', ${at.toISOString()}::text, 'ended_at', null)) end`;
+}
+
+/** Whether `step` is the move's running step (begun, not ended) in the steps read. */
+export const stepRuns = (move: MoveRow, step: MoveRow["state"]) => move.steps.at(-1)?.step === step && move.steps.at(-1)?.ended_at === null;
+
 export function toMoveRecord(move: MoveRow, source: string, target: string): MoveRecord {
   return {
     id: move.id,
@@ -49,6 +75,7 @@ export function toMoveRecord(move: MoveRow, source: string, target: string): Mov
     created_at: move.createdAt.toISOString(),
     switched_at: move.switchedAt?.toISOString() ?? null,
     finished_at: move.finishedAt?.toISOString() ?? null,
+    steps: move.steps.map(({ step, started_at, ended_at }) => ({ step: step as MoveRow["state"], started_at, ended_at })),
   };
 }
 

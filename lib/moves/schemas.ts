@@ -28,6 +28,9 @@ export const moveSchema = z.object({
   created_at: timestamp,
   switched_at: timestamp.nullable(),
   finished_at: timestamp.nullable(),
+  // Each step as it ran, in order: begun at its first attempt, ended when the move left it
+  // (null: the step that runs now). The gaps between them are the driver's waits.
+  steps: z.array(z.object({ step: z.enum(MOVE_STEPS), started_at: timestamp, ended_at: timestamp.nullable() })),
 });
 export type MoveRecord = z.infer<typeof moveSchema>;
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { accountMoves, hostingAccounts, nodes } from "@/db/schema";
@@ -11,7 +11,7 @@ import { type NodeRow } from "@/lib/nodes/hosts";
 import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import { findNodeByName, nodeStateOf } from "@/lib/nodes/service";
 import { giveBackTtls, lowerMoveTtls, syncZones } from "./dns";
-import { CANCELLABLE_STATES, type MoveRow, OPEN_STATES, openMoveOf, selectMoves, toMoveRecord } from "./records";
+import { CANCELLABLE_STATES, type MoveRow, OPEN_STATES, openMoveOf, queuedSteps, selectMoves, stepEnded, toMoveRecord } from "./records";
 import type { drainNodeSchema, MoveRecord, startMoveSchema } from "./schemas";
 
 // Moving accounts between nodes (docs/nodes.md "Moving accounts"): one implementation for the
@@ -62,7 +62,7 @@ async function queueMove(tx: Queryable, account: { id: number; nodeId: number },
   const { recordTtls, cachesClearAt, zones } = await lowerMoveTtls(tx, account.id, source);
   const [move] = await tx
     .insert(accountMoves)
-    .values({ accountId: account.id, sourceNodeId: account.nodeId, targetNodeId: target.id, recordTtls, cachesClearAt, ...moveRepository(key) })
+    .values({ accountId: account.id, sourceNodeId: account.nodeId, targetNodeId: target.id, recordTtls, cachesClearAt, steps: queuedSteps(new Date()), ...moveRepository(key) })
     .returning();
   await recordAudit(tx, actor, { action: "hosting_account.move.start", targetType: "hosting_account", targetId: account.id, details: { move: move.id, to: target.name } });
   return { move, zones };
@@ -70,6 +70,15 @@ async function queueMove(tx: Queryable, account: { id: number; nodeId: number },
 
 async function moveAnswer(db: Queryable, id: number): Promise<{ move: MoveRecord }> {
   const [row] = await selectMoves(db).where(eq(accountMoves.id, id));
+  return { move: toMoveRecord(row.move, row.source, row.target) };
+}
+
+/** GET /api/admin/accounts/{id}/move: the account's latest move (open or ended) with its steps; 404 when it has none. */
+export async function getMove(db: Queryable, accountId: number): Promise<{ move: MoveRecord }> {
+  const [account] = await db.select({ id: hostingAccounts.id }).from(hostingAccounts).where(eq(hostingAccounts.id, accountId));
+  if (!account) throw notFound("Hosting account");
+  const [row] = await selectMoves(db).where(eq(accountMoves.accountId, accountId)).orderBy(desc(accountMoves.id)).limit(1);
+  if (!row) throw notFound("Move of the account");
   return { move: toMoveRecord(row.move, row.source, row.target) };
 }
 
@@ -101,10 +110,11 @@ export async function cancelMove(db: Database, accountId: number, actor: Actor):
     }
     // A queued move has done nothing anywhere: it simply ends.
     const ended = move.state === "queued";
+    const now = new Date();
     // Only from the state read: a switch that committed meanwhile (or a queued move the driver started) is not cancelled by mistake.
     const changed = await tx
       .update(accountMoves)
-      .set(ended ? { state: "cancelled", finishedAt: new Date(), repositoryPassword: null } : { state: "cancelling", attempts: 0, error: null })
+      .set(ended ? { state: "cancelled", finishedAt: now, repositoryPassword: null, steps: stepEnded(now) } : { state: "cancelling", attempts: 0, error: null, steps: stepEnded(now) })
       .where(and(eq(accountMoves.id, move.id), eq(accountMoves.state, move.state)))
       .returning({ id: accountMoves.id });
     if (changed.length === 0) throw new AppError("CONFLICT", "The move went on to its next step meanwhile: try again");

@@ -177,14 +177,18 @@ export async function deleteNode(db: Database, id: number, actor: Actor): Promis
   return { message: `Node ${row.name} removed: its credentials no longer connect` };
 }
 
+/** How long a join waits for the panel's connection to NATS (made in the background at its start). */
+const JOIN_WAITS_FOR_NATS_MS = 30_000;
+
 /**
  * `panel node join`: the node's public key for a valid, unused, unexpired token. The key is
  * listed in the NATS authorization before this answers, so the agent can connect at once.
  */
 export async function joinNode(db: Database, input: z.output<typeof joinNodeSchema>) {
   if (!env().nats) throw new AppError("UNAVAILABLE", "This panel has no NATS server (NATS_URL): it cannot take nodes");
-  // Before the token is used: a join the panel cannot complete leaves it for another try.
-  const bus = await busWithin(env().nodeJobTimeoutMs);
+  // Before the token is used: a join the panel cannot complete leaves it for another try. A panel
+  // that has just started may still be connecting (in the background): the join waits for it.
+  const bus = await busWithin(JOIN_WAITS_FOR_NATS_MS);
   if (!bus) throw new UnavailableError("The panel cannot reach its NATS server now; try the join again later", 30);
   const joined = await db.transaction(async (tx) => {
     const [row] = await tx.select().from(nodes).where(eq(nodes.enrolmentTokenHash, hashToken(input.token))).for("update");

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { certificateOf } from "./hosting";
 import { webHostingEnabled } from "./home-layout";
-import { applySites, forwardDomains, forwardHeader, type SiteSettings, siteSettings, type TlsCertificate } from "./nginx";
+import { applySites, forwardDomains, forwardHeader, PROXY_HEADERS, type SiteSettings, siteSettings, type TlsCertificate } from "./nginx";
 import { checkedAbsolutePath, checkedHostName, checkedIpAddress, checkedPathInside, checkedPort, refuseRenderedValue } from "./render-checks";
 
 // A moved account's sites on its old node, for the time resolvers may still send visitors there
@@ -39,19 +39,10 @@ const SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 
 // What the target's site receives: the visitor's host, address and scheme (its logs and PHP's
 // $_SERVER see the visitor's, through X-Forwarded-*; REMOTE_ADDR is this node's).
-const FORWARD_HEADERS = [
-  "Host $host",
-  "X-Real-IP $remote_addr",
-  "X-Forwarded-For $proxy_add_x_forwarded_for",
-  "X-Forwarded-Proto $scheme",
-  "Upgrade $http_upgrade",
-  "Connection $http_connection",
-];
-
 const proxyLines = (upstream: string) => [
   `        proxy_pass ${upstream};`,
   "        proxy_http_version 1.1;",
-  ...FORWARD_HEADERS.map((header) => `        proxy_set_header ${header};`),
+  ...PROXY_HEADERS.map((header) => `        proxy_set_header ${header};`),
   "        proxy_read_timeout 300s;",
 ];
 

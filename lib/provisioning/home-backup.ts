@@ -1,4 +1,5 @@
 import type { ChildProcess, StdioOptions } from "node:child_process";
+import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { PassThrough, pipeline, type Readable } from "node:stream";
 import { AppError } from "@/lib/errors";
@@ -53,12 +54,32 @@ const TAR_CREATE = [
   // brought back it is worth nothing.
   "--anchored",
   "--exclude=./tmp",
-  "--",
-  ".",
 ];
+
+/** What a backup archives: the whole home. */
+const WHOLE_HOME = ["--", "."];
+
+/**
+ * What GNU tar says of a file or folder that went between its listing and its reading (asked
+ * for, for an incremental archive: --warning=file-removed after TAR_CREATE's no-file-removed).
+ */
+const VANISHED = /No such file or directory|File removed before we read it/;
 
 /** tar's exit statuses that are a backup (when it wrote one): 0, and 1 (a file changed while it was read: stored as read). */
 const STORED = new Set([0, 1]);
+
+/**
+ * What a move's pass archives instead (./move-archive.ts): `members` of the home (`./public_html`…,
+ * each there), with GNU tar's listing of what it read — the snapshot file of
+ * `--listed-incremental` — open as `listing`: tar reads it (empty: everything is archived) and
+ * writes it anew, and archives only the files changed since the listing it read was written,
+ * with each folder's list of names. tar opens it as /dev/fd/4: a file of the account's user that
+ * no path of theirs reaches.
+ */
+export interface IncrementalArchive {
+  members: string[];
+  listing: FileHandle;
+}
 
 /**
  * Starts tar writing the home `home` (HOME_ROOT/<username>) to its standard output, as `owner`
@@ -66,8 +87,13 @@ const STORED = new Set([0, 1]);
  * process can write). `done` settles when tar has ended: its own failure (or runuser's) is logged
  * and rejects with an AppError in the panel's words; stopped by a signal (its reader gone), with
  * a plain Error. Either way what restic stored of it is no backup. null when there is no home.
+ * A backup archives the whole home; a move's pass `incremental` (IncrementalArchive).
  */
-export async function startHomeArchive(home: string, owner: string | null): Promise<{ stdout: Readable; done: Promise<void> } | null> {
+export async function startHomeArchive(
+  home: string,
+  owner: string | null,
+  incremental?: IncrementalArchive,
+): Promise<{ stdout: Readable; done: Promise<void>; vanished: () => boolean } | null> {
   // HOME_ROOT is the administrator's; the home itself is opened like any directory in it, never through a link.
   const homes = await openTrustedDirectory(path.dirname(home));
   if (!homes) return null;
@@ -77,8 +103,10 @@ export async function startHomeArchive(home: string, owner: string | null): Prom
   const who = owner ?? "the panel's user";
   let tar: ChildProcess;
   try {
-    const options = { stdio: ["ignore", "pipe", "pipe", homeDir.fd] as StdioOptions, timeoutMs: TIMEOUT_MS };
-    tar = owner ? startAsUser(owner, "tar", TAR_CREATE, options) : startChild("tar", TAR_CREATE, { ...options, env: toolEnv() });
+    const args = incremental ? [...TAR_CREATE, "--listed-incremental=/dev/fd/4", "--warning=file-removed", "--", ...incremental.members] : [...TAR_CREATE, ...WHOLE_HOME];
+    const descriptors = incremental ? [homeDir.fd, incremental.listing.fd] : [homeDir.fd];
+    const options = { stdio: ["ignore", "pipe", "pipe", ...descriptors] as StdioOptions, timeoutMs: TIMEOUT_MS };
+    tar = owner ? startAsUser(owner, "tar", args, options) : startChild("tar", args, { ...options, env: toolEnv() });
   } catch (error) {
     await homeDir.close();
     throw error;
@@ -86,6 +114,15 @@ export async function startHomeArchive(home: string, owner: string | null): Prom
   // What tar wrote: runuser's own failures (no such user, no tar) exit 1 too, having written nothing.
   let written = 0;
   tar.stdout!.on("data", (chunk: Buffer) => (written += chunk.length));
+  // An incremental archive: whether something tar listed was gone when it came to read it (it says so on standard error).
+  let vanished = false;
+  let stderrTail = "";
+  if (incremental) {
+    tar.stderr!.on("data", (chunk: Buffer) => {
+      stderrTail = (stderrTail + chunk.toString("latin1")).slice(-4096);
+      if (VANISHED.test(stderrTail)) vanished = true;
+    });
+  }
   const stdout = new PassThrough();
   pipeline(tar.stdout!, stdout, () => undefined); // its reader gone (restic failed): tar ends on the closed pipe
   const done = childExit(tar)
@@ -106,5 +143,5 @@ export async function startHomeArchive(home: string, owner: string | null): Prom
       },
     )
     .finally(() => homeDir.close());
-  return { stdout, done };
+  return { stdout, done, vanished: () => vanished };
 }

@@ -104,9 +104,14 @@ export async function removeAccountLogins(input: { username: string }): Promise<
   if (sshEnabled()) await removeAuthorizedKeys(input.username);
 }
 
-/** Termination: the crontab goes. */
+/**
+ * Termination: the crontab goes. A removal run again after its Linux user went (a retried
+ * termination or move cleaning) has nothing left to do: the crontab went before the user did
+ * (removeAccountHome comes after this), and crontab refuses a user it does not know.
+ */
 export async function removeAccountCrontab(input: { username: string }): Promise<void> {
-  if (env().systemUsers && (await mayRemoveUser(input.username))) await removeCrontab(input.username);
+  if (!env().systemUsers || (await linuxNameOwner(input.username)) === "free") return;
+  if (await mayRemoveUser(input.username)) await removeCrontab(input.username);
 }
 
 /**

@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { backupParts, restoreDump, restoreHomePath } from "./backup-runs";
+import { restoreDump } from "./backup-runs";
 import { holdsHomeArchive } from "./home-backup";
 import { openTrustedDirectory, removeTreeIn } from "./home-files";
-import { databaseName, mysqlProvisioner } from "./mysql";
-import { ensureRepository, restic, type ResticSnapshot, snapshotById, snapshotId, snapshotsTagged, withRepository } from "./restic";
+import { beginFinalArchive, dumpHomeArchive, extractMoveArchive, forgetMoveFiles, keepLevelZero, moveFilesDir, pruneOldMoveFiles, storeMoveHome } from "./move-archive";
+import { databaseName, mysqlProvisioner, startDatabaseDump } from "./mysql";
+import { ensureRepository, restic, type ResticSnapshot, snapshotById, snapshotId, snapshotsTagged, tagOption, withRepository } from "./restic";
 
 // A move's work on the two machines (docs/nodes.md "Moving accounts"), run by lib/moves/driver.ts
 // as long jobs: the source takes a snapshot of the account into the move's own restic
@@ -37,7 +37,7 @@ export interface MoveSnapshots {
 }
 
 async function inMoveRepository<T>(move: MoveRepository, work: () => Promise<T>): Promise<T> {
-  const dir = path.join(env().dataDir, "moves");
+  const dir = moveFilesDir();
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   const passwordFile = path.join(dir, `${randomUUID()}.password`);
   await fs.writeFile(passwordFile, `${move.password}\n`, { mode: 0o600, flag: "wx" });
@@ -59,25 +59,60 @@ function newestParts(snapshots: ResticSnapshot[]): Map<string, ResticSnapshot> {
 }
 
 /**
- * The source's side of a pass: the home (as its own user reads it) and each of `databases`
- * into the move's repository, as a backup takes them (./backup-runs.ts), and the password hash
- * of each of `database_users`.
+ * mariadb-dump of one database (whole, each pass) piped into the move's repository with `tags`
+ * (and `db:<name>`); a dump that failed forgets what restic stored of the run.
+ */
+async function storeDatabase(database: string, tags: string[]): Promise<void> {
+  const dump = await startDatabaseDump(database);
+  const stored = restic(["backup", "--stdin", `--stdin-filename=${database}.sql`, ...[...tags, `db:${database}`].map(tagOption)], dump.stdout);
+  const [dumpResult, storeResult] = await Promise.allSettled([dump.done, stored]);
+  if (dumpResult.status === "rejected") {
+    const run = tags.find((tag) => tag.startsWith("run:"));
+    if (run) await restic(["forget", tagOption(run)]).catch(() => undefined);
+    throw dumpResult.reason;
+  }
+  if (storeResult.status === "rejected") throw storeResult.reason;
+}
+
+/**
+ * The source's side of a pass: the account's site folders `folders` (as its own user reads them)
+ * and each of `databases` into the move's repository, and the password hash of each of
+ * `database_users`. The copy pass archives the folders whole and keeps tar's listing of them
+ * (./move-archive.ts); the final pass, given the home snapshot of the copy the target holds
+ * (`copy`), archives only what changed since that copy began.
  */
 export async function takeMoveSnapshot(input: {
   move: MoveRepository;
   pass: MovePass;
   username: string;
+  folders: string[];
+  copy: string | null;
   databases: string[];
   database_users: string[];
 }): Promise<MoveSnapshots> {
+  await pruneOldMoveFiles();
   return inMoveRepository(input.move, async () => {
-    await ensureRepository();
+    // The copy pass made the repository: the final one, while the site is down, does not ask again.
+    if (input.pass === "copy") await ensureRepository();
+    const server = mysqlProvisioner();
+    if (input.databases.length && !server) throw new AppError("VALIDATION", "the account has databases but MYSQL_PROVISION_URL is not set");
     // A run of its own for each attempt: a part that failed forgets only what this attempt stored.
-    const run = `run:${input.pass}-${randomUUID()}`;
-    const { password_hashes } = await backupParts({ username: input.username, tags: [`pass:${input.pass}`, run], databases: input.databases, database_users: input.database_users });
-    const parts = newestParts(await snapshotsTagged(run));
+    const tags = [`pass:${input.pass}`, `run:${input.pass}-${randomUUID()}`];
+    const home = await storeMoveHome({
+      repository: input.move.repository,
+      username: input.username,
+      folders: input.folders,
+      tags,
+      copy: input.pass === "final" ? input.copy : null,
+    });
+    for (const database of input.databases) await storeDatabase(database, tags);
+    const password_hashes: Record<string, string | null> = {};
+    for (const user of input.database_users) password_hashes[user] = (await server?.passwordHash(user)) ?? null;
+    const parts = newestParts(await snapshotsTagged(tags[1]));
+    const homeSnapshot = home ? (parts.get("part:home")?.id ?? null) : null;
+    if (input.pass === "copy" && homeSnapshot && home) await keepLevelZero(input.move.repository, homeSnapshot, home.listing);
     return {
-      home: parts.get("part:home")?.id ?? null,
+      home: homeSnapshot,
       dumps: input.databases.flatMap((database) => {
         const snapshot = parts.get(`db:${database}`);
         return snapshot ? [{ database, snapshot: snapshot.id }] : [];
@@ -101,13 +136,44 @@ async function partOfPass(id: string, part: string, pass: MovePass): Promise<Res
 }
 
 /**
+ * The home snapshot `copy` when it is the move's copy pass of the home (the copy the target was
+ * given); null when it is not (the copy had no home: its first snapshot is a dump).
+ */
+async function copyOfHome(copy: string | null): Promise<ResticSnapshot | null> {
+  if (!copy) return null;
+  const snapshot = await snapshotById(copy);
+  return snapshot?.tags?.includes("part:home") && snapshot.tags.includes("pass:copy") && holdsHomeArchive(snapshot) ? snapshot : null;
+}
+
+/**
+ * The pass's home archive written into the site folders (./move-archive.ts). restic's dump starts
+ * while the repository is asked what the snapshot is, and reaches the account's tar only once it
+ * has answered: a snapshot of the pass, home.tar.
+ */
+async function restoreHome(input: { username: string; folders: string[]; id: string; pass: MovePass }, signal?: AbortSignal): Promise<void> {
+  const dump = await dumpHomeArchive(input.id, signal);
+  try {
+    const snapshot = await partOfPass(input.id, "part:home", input.pass);
+    if (!holdsHomeArchive(snapshot)) throw new AppError("VALIDATION", "the move's home snapshot is not the home's archive");
+  } catch (error) {
+    dump.stdout.destroy();
+    await dump.done.catch(() => undefined);
+    throw error;
+  }
+  await extractMoveArchive({ username: input.username, folders: input.folders, archive: dump, signal });
+}
+
+/**
  * The target's side of a pass: the account's databases made afresh on this machine's MariaDB
  * (its users with the source's password hashes, their grants), the site folders of the home
- * written back by the account's own user (./home-restore.ts), each dump loaded by a user of its
- * database only. Every name comes from the panel's job — `databases` and `database_users` are the
- * account's own, from the panel's records — never from the source's answer: a hash is taken for a
- * user the job names, a dump for a database it names, and each snapshot is read from the
- * repository itself. Run again, it gives the same result: the target is a copy until the switch.
+ * written by the account's own user as the pass's archive has them (./move-archive.ts), each dump
+ * loaded by a user of its database only. Every name comes from the panel's job — `databases` and
+ * `database_users` are the account's own, from the panel's records — never from the source's
+ * answer: a hash is taken for a user the job names, a dump for a database it names, and each
+ * snapshot is read from the repository itself. Run again, it gives the same result: the target
+ * is a copy until the switch. The final pass's archive holds only what changed since the copy
+ * (`copy`, its home snapshot): when this node has begun to apply one before, the copy is written
+ * back whole first, and the new archive applied onto it.
  */
 export async function restoreMoveSnapshot(
   input: {
@@ -115,6 +181,7 @@ export async function restoreMoveSnapshot(
     pass: MovePass;
     username: string;
     snapshots: MoveSnapshots;
+    copy: string | null;
     folders: string[];
     databases: string[];
     database_users: string[];
@@ -129,6 +196,7 @@ export async function restoreMoveSnapshot(
   }
   // The server's own databases are refused by name before anything is changed (./mysql.ts).
   for (const database of input.databases) databaseName(database);
+  await pruneOldMoveFiles();
   if (input.databases.length || input.database_users.length) {
     const server = mysqlProvisioner();
     if (!server) throw new AppError("VALIDATION", "the account has databases but this node has no MYSQL_PROVISION_URL");
@@ -146,9 +214,12 @@ export async function restoreMoveSnapshot(
   }
   await inMoveRepository(input.move, async () => {
     if (snapshots.home) {
-      const home = await partOfPass(snapshots.home, "part:home", input.pass);
-      if (!holdsHomeArchive(home)) throw new AppError("VALIDATION", "the move's home snapshot is not the home's archive");
-      for (const folder of input.folders) await restoreHomePath({ username: input.username, snapshot: home, parts: [folder] }, signal);
+      const home = { username: input.username, folders: input.folders };
+      if (input.pass === "final" && (await beginFinalArchive(input.move.repository))) {
+        const copy = await copyOfHome(input.copy);
+        if (copy) await restoreHome({ ...home, id: copy.id, pass: "copy" }, signal);
+      }
+      await restoreHome({ ...home, id: snapshots.home, pass: input.pass }, signal);
     }
     for (const database of input.databases) {
       const dump = snapshots.dumps.find((candidate) => candidate.database === database);
@@ -168,6 +239,7 @@ export async function restoreMoveSnapshot(
  */
 export async function forgetMoveRepository(input: { move: MoveRepository }): Promise<null> {
   const { repository } = input.move;
+  await forgetMoveFiles(repository);
   if (path.isAbsolute(repository)) {
     const parent = await openTrustedDirectory(path.dirname(repository));
     if (!parent) return null;

@@ -129,9 +129,10 @@ const FASTCGI_PARAMS = [
 const SUSPENDED_PAGE =
   "<!doctype html><html><head><title>Site suspended</title></head><body><h1>This site is suspended</h1></body></html>";
 
-// The proxy profile's request to the application: the visitor's host, address and scheme, and
-// WebSocket upgrades passed through (HTTP/1.1, the client's Upgrade and Connection headers).
-const PROXY_HEADERS = [
+// The proxy profile's request to the application, and a moved site's forward to its new node
+// (./forwards.ts): the visitor's host, address and scheme, and WebSocket upgrades passed through
+// (HTTP/1.1, the client's Upgrade and Connection headers).
+export const PROXY_HEADERS = [
   "Host $host",
   "X-Real-IP $remote_addr",
   "X-Forwarded-For $proxy_add_x_forwarded_for",

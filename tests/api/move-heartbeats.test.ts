@@ -8,10 +8,11 @@ import { eq, inArray } from "drizzle-orm";
 import { accountMoves, dnsRecords, domains } from "@/db/schema";
 import { PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import type { Actor } from "@/lib/audit/service";
-import { createAccount } from "@/lib/accounts/service";
+import { createAccount, getAccount } from "@/lib/accounts/service";
+import type { AppError } from "@/lib/errors";
 import { advanceMoves } from "@/lib/moves/driver";
 import { startMoveSchema } from "@/lib/moves/schemas";
-import { startMove } from "@/lib/moves/service";
+import { getMove, startMove } from "@/lib/moves/service";
 import { createNodeSchema, joinNodeSchema } from "@/lib/nodes/schemas";
 import { createNode, joinNode, recordHeartbeat } from "@/lib/nodes/service";
 import { createTestDatabase, testBackends } from "../support/database";
@@ -74,6 +75,22 @@ for (const backend of testBackends()) {
         const [move] = await db.select().from(accountMoves).where(eq(accountMoves.accountId, account.id));
         // Switched and cleaned: the source forwards now, until its time is over.
         assert.deepEqual({ state: move.state, attempts: move.attempts, error: move.error }, { state: "forwarding", attempts: 0, error: null });
+
+        // Item 4: each step's timing, in the order the state machine ran them, each ended before
+        // the next began, forwarding running; the held pass is copying's.
+        const { move: answered } = await getMove(db, account.id);
+        const steps = answered.steps;
+        assert.deepEqual(steps.map((step) => step.step), ["queued", "preparing", "copying", "switching", "cleaning", "forwarding"]);
+        assert.equal(steps.at(-1)!.ended_at, null);
+        const times = steps.slice(0, -1).flatMap((step) => [Date.parse(step.started_at), Date.parse(step.ended_at ?? "")]).concat(Date.parse(steps.at(-1)!.started_at));
+        assert.ok(times.every((time, index) => !Number.isNaN(time) && (index === 0 || times[index - 1] <= time)), JSON.stringify(steps));
+        const took = (name: string) => Date.parse(steps.find((step) => step.step === name)!.ended_at!) - Date.parse(steps.find((step) => step.step === name)!.started_at);
+        assert.ok(took("copying") >= HELD_MS, JSON.stringify(steps));
+        // The account's record carries the same move; an account that never moved has none to answer.
+        assert.deepEqual((await getAccount(db, account.id)).move, answered);
+        const still = await createAccount(db, { username: `st${backend.slice(0, 2)}`, domain: `st${backend.slice(0, 2)}.example`, node: "n2" }, admin);
+        await assert.rejects(getMove(db, still.id), (error: AppError) => error.code === "NOT_FOUND");
+        await assert.rejects(getMove(db, 2147483647), (error: AppError) => error.code === "NOT_FOUND");
       } finally {
         await connection.close();
         await database.drop();

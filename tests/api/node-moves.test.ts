@@ -10,9 +10,10 @@ import { eq } from "drizzle-orm";
 import type { Database } from "@/db/client";
 import { accountMoves } from "@/db/schema";
 import { addPhpVersion } from "@/lib/php/service";
+import { createReseller } from "@/lib/resellers/service";
 import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
-import { apiClient } from "../support/http";
+import { apiClient, call } from "../support/http";
 import { startNats, type TestNats } from "../support/nats";
 import { makeKey, seedActor } from "../support/seed";
 import { startServer } from "../support/server";
@@ -93,6 +94,7 @@ function databaseRows(node: TestNode, database: string): string {
 
 const seed = async (db: Database) => ({
   adminKey: await makeKey(db, { scope: "admin" }),
+  resellerKey: await makeKey(db, { scope: "reseller", reseller_id: (await createReseller(db, { username: "res1" }, seedActor)).id }),
   php82: await addPhpVersion(db, { version: "8.2" }, seedActor),
 });
 
@@ -269,25 +271,46 @@ for (const backend of machineBackends("postgres")) {
       // While it moves, the account waits for it: no suspend or terminate meanwhile.
       const suspend = await admin().post(`/api/admin/accounts/${site.id}/suspend`, {});
       assert.ok(suspend.status === 409 || (await account(site.id)).move.step === "done", JSON.stringify(suspend.body));
-      const done = await moveEnds(site.id, 300_000);
+      const done = await moveEnds(site.id, 300_000).catch((error) => {
+        // What the panel's driver and the agents said, for the move that did not end.
+        const lastLines = (text: string) => text.split("\n").slice(-40).join("\n");
+        console.log(`[moves] the panel:\n${lastLines(env.server.output())}\n${nodes.map((node) => `[moves] ${node.name}'s agent:\n${lastLines(node.agentLog())}`).join("\n")}`);
+        throw error;
+      });
       await new Promise((resolve) => setTimeout(resolve, 2 * POLL_MS));
       polling = false;
       await poller;
+      // What the visitor saw, each change with its time; the move's steps as GET .../move answers
+      // them; the driver's lines (the switch's laps, failed attempts): printed before any assertion.
+      // Each ask stands for the time until the next one: the time without a 200 is the sum of the non-200 asks' times.
+      const downMs = samples.slice(0, -1).reduce((sum, sample, index) => sum + (sample.status === 200 ? 0 : samples[index + 1].at - sample.at), 0);
+      const timeline = samples
+        .map((sample) => ({ at: sample.at, entry: `${sample.step}:${sample.status}${sample.location ? ` (to ${sample.location})` : ""}` }))
+        .filter((sample, index, all) => sample.entry !== all[index - 1]?.entry)
+        .map((sample) => `${sample.entry} (${new Date(sample.at).toISOString().slice(11, 23)})`);
+      console.log(`[moves] ${backend}: ${samples.length} asks of the home page over ${(samples.at(-1)!.at - samples[0].at) / 1000} s, ${downMs / 1000} s without a 200; ${timeline.join(" → ")}`);
+      const answered = await admin().get(`/api/admin/accounts/${site.id}/move`);
+      assert.equal(answered.status, 200, JSON.stringify(answered.body));
+      const steps = answered.body.move.steps as { step: string; started_at: string; ended_at: string | null }[];
+      const seconds = (from: string, to: string | null) => (to ? ((Date.parse(to) - Date.parse(from)) / 1000).toFixed(2) : "…");
+      console.log(`[moves] ${backend}: steps ${steps.map((step) => `${step.step} ${step.started_at.slice(11, 23)} +${seconds(step.started_at, step.ended_at)} s`).join(", ")}`);
+      console.log(env.server.output().split("\n").filter((line) => line.startsWith("[moves]")).join("\n"));
+
       assert.equal(done.step, "done", JSON.stringify(done));
       assert.equal(done.state, "done");
       assert.equal(done.holds_truth, "n2");
       assert.equal(done.error, null);
-
-      // Each ask stands for the time until the next one: the time without a 200 is the sum of the non-200 asks' times.
-      const downMs = samples.slice(0, -1).reduce((sum, sample, index) => sum + (sample.status === 200 ? 0 : samples[index + 1].at - sample.at), 0);
-      const timeline = samples.map((sample) => `${sample.step}:${sample.status}${sample.location ? ` (to ${sample.location})` : ""}`).filter((entry, index, all) => entry !== all[index - 1]);
-      console.log(`[moves] ${backend}: ${samples.length} asks of the home page over ${(samples.at(-1)!.at - samples[0].at) / 1000} s, ${downMs / 1000} s without a 200; ${timeline.join(" → ")}`);
 
       const moved = await account(site.id);
       assert.equal(moved.node, "n2");
       assert.equal(samples.at(-1)!.pointsTo, n2().host.address);
       assert.equal(samples.at(-1)!.status, 200);
       assert.equal(samples.filter((sample) => sample.bothServe).length, 0, "two nodes served the site at once");
+      // Its steps (as the account's `move` says too): in the order they ran, each ended before the next began.
+      assert.deepEqual(answered.body.move, moved.move);
+      assert.deepEqual(steps.map((step) => step.step).filter((step) => step !== "forwarding"), ["queued", "preparing", "copying", "switching", "cleaning"]);
+      const times = steps.flatMap((step) => [Date.parse(step.started_at), Date.parse(step.ended_at ?? "")]);
+      assert.ok(times.every((time, index) => !Number.isNaN(time) && (index === 0 || times[index - 1] <= time)), JSON.stringify(steps));
       assert.ok(downMs < 30_000, `${downMs} ms without a 200`);
 
       // The same files, owned by the account's user on n2; the same rows; the same password for the database user.
@@ -304,6 +327,15 @@ for (const backend of machineBackends("postgres")) {
       assert.equal(suspended.status, 200, JSON.stringify(suspended.body));
       assert.equal((await request(n2(), domain, "/")).status, 503);
       assert.equal((await admin().post(`/api/admin/accounts/${site.id}/unsuspend`)).status, 200);
+      // GET .../move is an admin operation: 401 without a key, 403 for a reseller's; 404 for an account that never moved, or none.
+      assert.equal((await call(env.server.baseUrl, "GET", `/api/admin/accounts/${site.id}/move`)).status, 401);
+      assert.equal((await apiClient(env.server.baseUrl, env.seed.resellerKey).get(`/api/admin/accounts/${site.id}/move`)).status, 403);
+      const stayed = await admin().post("/api/admin/accounts", { username: `stay${tag}`, domain: `stay${tag}.example`, node: "n2" });
+      assert.equal(stayed.status, 201, JSON.stringify(stayed.body));
+      const none = await admin().get(`/api/admin/accounts/${stayed.body.id}/move`);
+      assert.equal(none.status, 404);
+      assert.equal(typeof none.body.error, "string");
+      assert.equal((await admin().get("/api/admin/accounts/2147483647/move")).status, 404);
     });
 
     test("the target's agent killed in the middle of a move: the move waits, and goes on when it is back", async () => {

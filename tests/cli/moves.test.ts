@@ -50,6 +50,8 @@ for (const backend of testBackends()) {
       const { moves: listed } = json(await run("node", "moves", "local", "--json"));
       const [move] = listed.filter((row: { account: string }) => row.account === "alice");
       assert.deepEqual([move.state, move.step, move.source, move.target, move.can_cancel], ["queued", "queued", "local", "n2", true]);
+      // Its steps: queued, begun when it was queued, not ended.
+      assert.deepEqual(move.steps.map((step: { step: string; ended_at: string | null }) => [step.step, step.ended_at]), [["queued", null]]);
       const again = await run("account", "move", "alice", "--to", "n2");
       assert.equal(again.code, 1);
       assert.match(again.stderr, /already moving/);
@@ -59,6 +61,10 @@ for (const backend of testBackends()) {
       assert.match(suspend.stderr, /moving to another node/);
       const cancelled = json(await run("account", "move", "alice", "--cancel", "--json")).move;
       assert.deepEqual([cancelled.state, cancelled.step, cancelled.can_cancel], ["cancelled", "cancelled", false]);
+      // The cancel ended the queued step, when the move ended.
+      assert.equal(cancelled.steps.length, 1);
+      assert.equal(cancelled.steps[0].ended_at, cancelled.finished_at);
+      assert.ok(cancelled.steps[0].started_at <= cancelled.steps[0].ended_at, JSON.stringify(cancelled.steps));
       assert.equal((await run("account", "move", "alice", "--cancel")).code, 1);
       // Without MOVE_REPOSITORY nothing is queued.
       const unset = await runPanel({ ...database.env, MOVE_REPOSITORY: undefined }, "account", "move", "alice", "--to", "n2");

@@ -18,6 +18,8 @@ const asked = {
   move: { repository: "/srv/moves/m1", password: "p" },
   pass: "copy" as const,
   username: "alice",
+  folders: ["public_html"],
+  copy: null,
   databases: ["alice_shop"],
   database_users: ["alice_u"],
 };
