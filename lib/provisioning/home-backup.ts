@@ -61,9 +61,11 @@ const WHOLE_HOME = ["--", "."];
 
 /**
  * What GNU tar says of a file or folder that went between its listing and its reading (asked
- * for, for an incremental archive: --warning=file-removed after TAR_CREATE's no-file-removed).
+ * for, for an incremental archive: --warning=file-removed after TAR_CREATE's no-file-removed),
+ * or that was swapped for a link meanwhile (a folder it listed, then could not open as one: it
+ * stores the link, while its listing names the folder and its files).
  */
-const VANISHED = /No such file or directory|File removed before we read it/;
+const VANISHED = /No such file or directory|File removed before we read it|Not a directory|Too many levels of symbolic links/;
 
 /** tar's exit statuses that are a backup (when it wrote one): 0, and 1 (a file changed while it was read: stored as read). */
 const STORED = new Set([0, 1]);

@@ -2,14 +2,14 @@ import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { PassThrough, pipeline, type Readable } from "node:stream";
+import { PassThrough, pipeline, Readable } from "node:stream";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { archiveMember, HOME_ARCHIVE, startHomeArchive } from "./home-backup";
 import { LinkInHomeError, openDirectoryIn, openTrustedDirectory } from "./home-files";
 import { fileOwner, homeOf } from "./home-layout";
 import { linuxUserId } from "./passwd";
-import { restic, resticStream, snapshotId, tagOption } from "./restic";
+import { restic, resticStream, snapshotId, snapshotsTagged, tagOption } from "./restic";
 import { stopOnAbort } from "./stop-on-abort";
 import { childExit, exitReason, startAsUser } from "./system";
 
@@ -40,6 +40,29 @@ import { childExit, exitReason, startAsUser } from "./system";
 // changes is applied onto the copy it was taken against — the renames in it above all, which
 // done twice undo themselves — so the target notes (DATA_DIR/moves/<move>.final) that it has
 // begun to apply one, and before applying another it first writes the copy back whole.
+//
+// An archive of the copy pass is whole, and is written into its folders emptied first (by the
+// account's user: find -delete, which follows no link). tar read the folders while the site
+// served, so a folder swapped for a link as it read (a plugin's update, a customer's own race)
+// can reach the archive as a link while the list of its parent names a folder there; applied
+// over the folder an earlier pass left, tar then keeps that folder (its list says one is there)
+// and cannot put the link in its place ("Cannot open: File exists"), and every write of that copy
+// again — each retried switch — would fail the same way. Written into emptied folders, each copy
+// ends as its archive has it, whatever the target held. Only the folders the archive holds are
+// emptied (the source tags its snapshot `folder:<name>` for each): a site folder the source does
+// not have is left as the target has it. The same tags name the members tar is given, so it is
+// not asked for a folder the archive lacks. A snapshot stored without those tags (by a source from
+// before) is written as before: over what is there, every folder the job names asked for.
+//
+// Some archives of changes cannot be applied onto the copy at all: a folder renamed onto the
+// name of a link the copy had (`rm current && mv release current`) is a rename tar cannot make
+// over that link ("Cannot rename …: Not a directory"), and written back and applied again at the
+// next attempt it fails the same way, until the move is cancelled. So when the target fails to
+// write the home in a final pass of changes, it says so in the move's repository (a snapshot of
+// one word tagged `refused:<copy>`), and the source takes every later final pass against that
+// copy whole (tagged `archive:whole`, as it does when it kept no level 0); the target writes a
+// whole final as it writes a copy — into its folders emptied — without writing the copy back
+// first. A final pass that failed on the target makes the next ones whole, and only that.
 
 const MB = 1024 * 1024;
 /** A level 0 larger than this is not kept (a million files list in ~60 MB): the final pass then archives the site folders whole. */
@@ -64,6 +87,27 @@ const exists = (file: string) => fs.stat(file).then(
   () => true,
   () => false,
 );
+
+/** The tag of a pass's home snapshot for each site folder its archive holds: `folder:public_html`. */
+const FOLDER_TAG = "folder:";
+/** The tag of a pass's home snapshot whose archive is whole (taken without a level 0). */
+const WHOLE_TAG = "archive:whole";
+/** The tags of the target's note in the move's repository that it could not write a final pass of changes onto the copy `copy`. */
+const refusedTags = (copy: string) => ["part:apply-failed", `refused:${snapshotId(copy)}`];
+
+/** Whether a home snapshot of a move's final pass holds its folders whole rather than what changed. */
+export const isWholeArchive = (snapshot: { tags?: string[] }) => snapshot.tags?.includes(WHOLE_TAG) ?? false;
+
+/**
+ * The site folders a home snapshot of a move's pass holds, as its tags name them (checked as
+ * `members` checks them); null when it has none of those tags (stored by a source from before).
+ */
+export function foldersInArchive(snapshot: { tags?: string[] }): string[] | null {
+  const folders = (snapshot.tags ?? []).filter((tag) => tag.startsWith(FOLDER_TAG)).map((tag) => tag.slice(FOLDER_TAG.length));
+  if (!folders.length) return null;
+  members(folders);
+  return folders;
+}
 
 /** `folders` (site folders, one name each) as tar names them in the archive: `./public_html`. */
 function members(folders: string[]): string[] {
@@ -152,12 +196,14 @@ export async function storeMoveHome(input: { repository: string; username: strin
   const present = await foldersInHome(home, input.folders);
   if (!present.length) return false;
   const owner = fileOwner(input.username);
-  const levelZero = input.copy ? await fs.readFile(levelZeroFile(input.repository, input.copy)).catch(() => null) : null;
+  // A target that could not write a final pass of changes has said so: this one is taken whole.
+  const changes = input.copy !== null && !(await snapshotsTagged(refusedTags(input.copy)[1])).length;
+  const levelZero = changes && input.copy ? await fs.readFile(levelZeroFile(input.repository, input.copy)).catch(() => null) : null;
   const listing = await workingListing(levelZero, owner);
   try {
     const archive = await startHomeArchive(home, owner, { members: members(present), listing });
     if (!archive) return false;
-    const tags = [...input.tags, "part:home"];
+    const tags = [...input.tags, "part:home", ...present.map((folder) => `${FOLDER_TAG}${folder}`), ...(levelZero ? [] : [WHOLE_TAG])];
     const stored = restic(["backup", "--stdin", `--stdin-filename=${HOME_ARCHIVE}`, ...tags.map(tagOption)], archive.stdout);
     const [readResult, storeResult] = await Promise.allSettled([archive.done, stored]);
     const readFailedItself = readResult.status === "rejected" && readResult.reason instanceof AppError;
@@ -224,6 +270,15 @@ export async function beginFinalArchive(repository: string): Promise<boolean> {
 }
 
 /**
+ * The target's note, in the move's repository (the one in scope), that it could not write a final
+ * pass of changes onto the copy `copy` (its home snapshot): the source takes the later final passes
+ * against that copy whole (storeMoveHome).
+ */
+export async function refuseChanges(copy: string): Promise<void> {
+  await restic(["backup", "--stdin", "--stdin-filename=apply-failed", tagOption("pass:final"), ...refusedTags(copy).map(tagOption)], Readable.from([Buffer.from("refused\n")])); // restic stores no empty snapshot
+}
+
+/**
  * restic's dump of home.tar of the snapshot `id` (checked: 64 hex digits), stopped when `signal`
  * aborts. Read at once into a stream of its own that holds what comes (restic waits when it is
  * full) until it is piped on: Node discards what an exited child wrote to an output nobody reads.
@@ -239,11 +294,18 @@ export async function dumpHomeArchive(id: string, signal?: AbortSignal): Promise
 const NOT_IN_ARCHIVE = /^tar: (\.\/[\w.-]+): Not found in archive$/;
 const FAILED_BEFORE = "tar: Exiting with failure status due to previous errors";
 /**
- * What the account runs to write an archive into its home (fd 3): fixed text, the members its
- * parameters. In the home itself (cd), not tar's --directory: tar applies a folder's renames there
- * through temporary names made relative to the working directory, not to --directory's.
+ * What the account runs to write an archive into its home (fd 3): fixed text, its parameters the
+ * folders to empty first, `--`, and the members. In the home itself (cd), not tar's --directory:
+ * tar applies a folder's renames there through temporary names made relative to the working
+ * directory, not to --directory's. A folder is emptied only when it is one (not a link): find
+ * follows no link, from the folder down, and removes what is in it, the folder itself kept.
  */
 const EXTRACT_SCRIPT = `cd /dev/fd/3 || exit 2
+while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
+  if [ -d "$1" ] && [ ! -h "$1" ]; then find "$1" -mindepth 1 -delete || exit 3; fi
+  shift
+done
+shift
 exec tar --extract --file=- --listed-incremental=/dev/null --preserve-permissions --no-same-owner --no-wildcards --no-unquote -- "$@"
 `;
 
@@ -258,11 +320,28 @@ const KEPT_STDERR = 64 * 1024;
  * account in the home handed to it open (fd 3), `--listed-incremental=/dev/null` so that each
  * folder in the archive ends as the archive lists it (what it does not name is removed). Only
  * `folders` are taken from the archive (the customer's tar wrote it); one the archive does not
- * hold is left as it is. Root writes nothing in the home.
+ * hold is left as it is: `held`, the folders it holds (foldersInArchive; null: not known), limits
+ * what tar is asked for. A `whole` archive (the copy's) is written into those folders emptied
+ * first by the same user, so that nothing the target had stands in the way of what it holds (only
+ * when `held` is known). Root writes nothing in the home.
  */
-export async function extractMoveArchive(input: { username: string; folders: string[]; archive: { stdout: Readable; done: Promise<void> }; signal?: AbortSignal }): Promise<void> {
-  const { username, archive, signal } = input;
-  const wanted = members(input.folders);
+export async function extractMoveArchive(input: {
+  username: string;
+  folders: string[];
+  held?: string[] | null;
+  whole?: boolean;
+  archive: { stdout: Readable; done: Promise<void> };
+  signal?: AbortSignal;
+}): Promise<void> {
+  const { username, archive, signal, held } = input;
+  const wanted = members(held ? input.folders.filter((folder) => held.includes(folder)) : input.folders);
+  const emptied = input.whole && held ? wanted : [];
+  if (!wanted.length) {
+    // Nothing of the archive is taken (tar given no member would take all of it).
+    archive.stdout.destroy();
+    await archive.done.catch(() => undefined);
+    return;
+  }
   const home = homeOf(username);
   const homes = await openTrustedDirectory(path.dirname(home));
   const homeDir = homes && (await openDirectoryIn(homes, path.basename(home)).finally(() => homes.close()));
@@ -275,7 +354,7 @@ export async function extractMoveArchive(input: { username: string; folders: str
   let exit;
   let stderrBytes = 0;
   try {
-    const tar = startAsUser(username, "sh", ["-c", EXTRACT_SCRIPT, "panel-move-extract", ...wanted], { stdio: ["pipe", "ignore", "pipe", homeDir.fd], timeoutMs: EXTRACT_TIMEOUT_MS });
+    const tar = startAsUser(username, "sh", ["-c", EXTRACT_SCRIPT, "panel-move-extract", ...emptied, "--", ...wanted], { stdio: ["pipe", "ignore", "pipe", homeDir.fd], timeoutMs: EXTRACT_TIMEOUT_MS });
     stopOnAbort(tar, signal);
     tar.stdin!.on("error", () => undefined); // tar gone: its exit says why
     tar.stderr!.on("data", (chunk: Buffer) => (stderrBytes += chunk.length));

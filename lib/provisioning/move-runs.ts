@@ -5,7 +5,7 @@ import { AppError } from "@/lib/errors";
 import { restoreDump } from "./backup-runs";
 import { holdsHomeArchive } from "./home-backup";
 import { openTrustedDirectory, removeTreeIn } from "./home-files";
-import { beginFinalArchive, dumpHomeArchive, extractMoveArchive, forgetMoveFiles, keepLevelZero, moveFilesDir, pruneOldMoveFiles, storeMoveHome } from "./move-archive";
+import { beginFinalArchive, dumpHomeArchive, extractMoveArchive, foldersInArchive, forgetMoveFiles, isWholeArchive, keepLevelZero, moveFilesDir, pruneOldMoveFiles, refuseChanges, storeMoveHome } from "./move-archive";
 import { databaseName, mysqlProvisioner, startDatabaseDump } from "./mysql";
 import { ensureRepository, restic, type ResticSnapshot, snapshotById, snapshotId, snapshotsTagged, tagOption, withRepository } from "./restic";
 
@@ -148,19 +148,25 @@ async function copyOfHome(copy: string | null): Promise<ResticSnapshot | null> {
 /**
  * The pass's home archive written into the site folders (./move-archive.ts). restic's dump starts
  * while the repository is asked what the snapshot is, and reaches the account's tar only once it
- * has answered: a snapshot of the pass, home.tar.
+ * has answered: a snapshot of the pass, home.tar, which names the site folders it holds. A whole
+ * archive (the copy's, a final taken whole) is written into those folders emptied first (by the
+ * account's user), so that nothing an earlier pass left stands in its way.
  */
 async function restoreHome(input: { username: string; folders: string[]; id: string; pass: MovePass }, signal?: AbortSignal): Promise<void> {
   const dump = await dumpHomeArchive(input.id, signal);
+  let held: string[] | null;
+  let whole = input.pass === "copy";
   try {
     const snapshot = await partOfPass(input.id, "part:home", input.pass);
     if (!holdsHomeArchive(snapshot)) throw new AppError("VALIDATION", "the move's home snapshot is not the home's archive");
+    held = foldersInArchive(snapshot);
+    whole ||= isWholeArchive(snapshot);
   } catch (error) {
     dump.stdout.destroy();
     await dump.done.catch(() => undefined);
     throw error;
   }
-  await extractMoveArchive({ username: input.username, folders: input.folders, archive: dump, signal });
+  await extractMoveArchive({ username: input.username, folders: input.folders, held, whole, archive: dump, signal });
 }
 
 /**
@@ -173,7 +179,9 @@ async function restoreHome(input: { username: string; folders: string[]; id: str
  * snapshot is read from the repository itself. Run again, it gives the same result: the target
  * is a copy until the switch. The final pass's archive holds only what changed since the copy
  * (`copy`, its home snapshot): when this node has begun to apply one before, the copy is written
- * back whole first, and the new archive applied onto it.
+ * back whole first (into its folders emptied), and the new archive applied onto it. When that
+ * fails, the node says so in the move's repository and the source takes the next final whole,
+ * which is written as a copy is (./move-archive.ts).
  */
 export async function restoreMoveSnapshot(
   input: {
@@ -215,11 +223,23 @@ export async function restoreMoveSnapshot(
   await inMoveRepository(input.move, async () => {
     if (snapshots.home) {
       const home = { username: input.username, folders: input.folders };
-      if (input.pass === "final" && (await beginFinalArchive(input.move.repository))) {
-        const copy = await copyOfHome(input.copy);
-        if (copy) await restoreHome({ ...home, id: copy.id, pass: "copy" }, signal);
+      if (input.pass === "final") {
+        const changes = !isWholeArchive(await partOfPass(snapshots.home, "part:home", "final"));
+        const begun = await beginFinalArchive(input.move.repository);
+        try {
+          if (changes && begun) {
+            const copy = await copyOfHome(input.copy);
+            if (copy) await restoreHome({ ...home, id: copy.id, pass: "copy" }, signal);
+          }
+          await restoreHome({ ...home, id: snapshots.home, pass: "final" }, signal);
+        } catch (error) {
+          // Applied again, it could fail again (some changes tar cannot apply): the next final is taken whole.
+          if (changes && input.copy) await refuseChanges(input.copy).catch((noted: Error) => console.error(`[moves] noting a failed final pass of ${input.username} in the move's repository failed: ${noted.message}`));
+          throw error;
+        }
+      } else {
+        await restoreHome({ ...home, id: snapshots.home, pass: "copy" }, signal);
       }
-      await restoreHome({ ...home, id: snapshots.home, pass: input.pass }, signal);
     }
     for (const database of input.databases) {
       const dump = snapshots.dumps.find((candidate) => candidate.database === database);
