@@ -114,14 +114,18 @@ async function handleNodeEvent(db: Database, { node, kind, body }: NodeEvent): P
   if (kind === "heartbeat") await recordHeartbeat(db, node, body);
   if (kind === "metrics") await recordNodeSample(db, known.id, body);
   if (kind === "hello") {
-    // The queued work it missed, then the whole state of its accounts (as they are by then).
-    const reconcile = async () => {
-      const [current] = await db.select().from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
-      if (current) await queueNodeReconcile(db, current);
+    // The queued work it missed, then the whole state of its accounts (as they are by then) —
+    // beside the node's events, not before them: a reconcile that takes long (many accounts, a
+    // slow server) must not hold back the heartbeats that say the node is there.
+    const reconcile = () => {
+      void (async () => {
+        const [current] = await db.select().from(nodes).where(and(eq(nodes.name, node), isNotNull(nodes.publicKey)));
+        if (current) await queueNodeReconcile(db, current);
+      })().catch((error) => console.error(`[nodes] ${node} reconcile:`, (error as Error).message));
     };
-    if (helloCountsNow(node, () => inOrder(node, reconcile))) {
+    if (helloCountsNow(node, reconcile)) {
       await recordHeartbeat(db, node, body);
-      await reconcile();
+      reconcile();
     }
   }
   if (kind === "result") {
