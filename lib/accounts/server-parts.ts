@@ -47,7 +47,7 @@ async function eachInTurn(names: string[], act: (name: string) => Promise<void>)
 
 /**
  * In DESIGN.md's order of termination: sites and PHP pools, SFTP and SSH logins, cron jobs, certificates,
- * zone files, MariaDB databases and users, the system user, the home directory.
+ * zone files, MariaDB databases and users, mail, the system user, the home directory.
  */
 export const accountServerParts: readonly AccountServerPart[] = [
   {

@@ -114,7 +114,7 @@ for (const backend of machineBackends("postgres")) {
       assert.match(stopped.body.error, /MariaDB databases and users/);
       assert.deepEqual(stopped.body.errors, {
         failed: ["MariaDB databases and users"],
-        left: ["MariaDB databases and users", "system user and home directory", "the panel's records"],
+        left: ["MariaDB databases and users", "mail", "system user and home directory", "the panel's records"],
       });
       assert.doesNotMatch(stopped.body.error, /\/tmp|at .*\.ts/, "no internals in the answer");
       assert.equal(fs.existsSync(zoneFile), false, "the steps before it are done");
