@@ -2,6 +2,7 @@
 
 import type { FormState } from "@/lib/admin-session/form-state";
 import { useAdminAction } from "./form";
+import { useHydrated } from "./use-hydrated";
 
 /**
  * A row's button that runs a server action (Delete, Detach…), once the admin has confirmed
@@ -27,6 +28,7 @@ export function ActionButton<Saved>({
   done?: (saved: Saved | undefined) => void;
 }) {
   const { pending, state, run } = useAdminAction();
+  const hydrated = useHydrated();
   const fieldMessage = Object.values(state?.fieldErrors ?? {}).flat()[0];
   const refusal = fieldMessage ? (/^[a-z]/.test(fieldMessage) ? `${subject} ${fieldMessage}` : fieldMessage) : state?.error;
   return (
@@ -34,7 +36,7 @@ export function ActionButton<Saved>({
       <button
         type="button"
         className={danger ? "danger" : undefined}
-        disabled={pending}
+        disabled={pending || !hydrated}
         aria-label={ariaLabel}
         onClick={() => {
           if (!confirm || window.confirm(confirm)) run(action, done);

@@ -25,6 +25,7 @@ import {
 } from "react-hook-form";
 import type { z } from "zod";
 import type { FormState } from "@/lib/admin-session/form-state";
+import { useHydrated } from "./use-hydrated";
 
 // The admin pages' form pattern: react-hook-form checks the values with the lib/ zod schema the
 // service uses, the server action parses them again and answers with errors per field, and each
@@ -361,6 +362,7 @@ export function AdminForm<Values extends FieldValues>({
   children: ReactNode;
 }) {
   const [pending] = useState(() => new Map<string, () => boolean>());
+  const hydrated = useHydrated();
   function submit(event: FormEvent<HTMLFormElement>) {
     const takenIn = [...pending.values()].map((takeIn) => takeIn());
     if (takenIn.every(Boolean)) return onSubmit(event);
@@ -368,7 +370,8 @@ export function AdminForm<Values extends FieldValues>({
   }
   return (
     <PendingEntries.Provider value={pending}>
-      <form onSubmit={submit} noValidate className="form">
+      {/* method="post": a submit the browser makes itself never puts the fields in the URL. */}
+      <form method="post" onSubmit={submit} noValidate className="form">
         {message && (
           <p className="alert" role="alert">
             {message}
@@ -376,7 +379,7 @@ export function AdminForm<Values extends FieldValues>({
         )}
         {children}
         <div className="actions">
-          <button className="primary" type="submit" disabled={form.formState.isSubmitting}>
+          <button className="primary" type="submit" disabled={!hydrated || form.formState.isSubmitting}>
             {submitLabel}
           </button>
           {moreButtons}

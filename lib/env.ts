@@ -136,6 +136,9 @@ const envSchema = z.object({
   // The TTL a move gives the account's address records while it runs (docs/nodes.md "Moving
   // accounts"): within the zone's limits, 60..86400 s.
   MOVE_DNS_TTL: z.coerce.number().int().min(60, "must be at least 60 (a record's lowest TTL)").max(86400, "must be at most 86400").default(60),
+  // What the source's sites answer during a move's final pass (docs/nodes.md "Moving accounts"):
+  // reads (GET and HEAD) as before and 503 to the rest, or 503 to every request.
+  MOVE_FINAL_PASS_SITES: z.enum(["read-only", "suspended"]).default("read-only"),
   METRICS_INTERVAL_S: positiveInt(60),
   METRICS_RETENTION_DAYS: positiveInt(30),
   // Every admin must set up two-factor sign-in: until they have, their session reaches only the set-up page.
@@ -267,6 +270,7 @@ function loadEnv(source: NodeJS.ProcessEnv) {
     nodeJobTimeoutMs: raw.NODE_JOB_TIMEOUT_S * 1000,
     moveRepository: raw.MOVE_REPOSITORY,
     moveDnsTtl: raw.MOVE_DNS_TTL,
+    moveFinalPassSites: raw.MOVE_FINAL_PASS_SITES,
     metricsIntervalS: raw.METRICS_INTERVAL_S,
     metricsRetentionDays: raw.METRICS_RETENTION_DAYS,
     admin2faRequired: raw.ADMIN_2FA_REQUIRED,

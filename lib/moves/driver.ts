@@ -8,7 +8,7 @@ import { recordAudit } from "@/lib/audit/service";
 import { moveAccountRecords } from "@/lib/dns/zone";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { AppError } from "@/lib/errors";
-import { hostedAccounts, knownPhpVersions } from "@/lib/hosting/service";
+import { duringFinalPass, hostedAccounts, knownPhpVersions } from "@/lib/hosting/service";
 import { nodeTakesJobs, publishQueuedJobs, queueOnNode } from "@/lib/nodes/dispatch";
 import { type Host, hostOfNode, type NodeRow } from "@/lib/nodes/hosts";
 import { accountState, queueAccountReconcile } from "@/lib/nodes/reconcile";
@@ -227,11 +227,15 @@ async function runStep(db: Database, move: MoveRow): Promise<boolean> {
   }
 }
 
-/** The account as the database says it is, or suspended (the target before the switch, the source during it). */
-async function stateOf(context: MoveContext, suspended?: true) {
+/**
+ * The account as the database says it is (`as-is`), suspended (the target before the switch), or
+ * as the source holds it during the final pass (duringFinalPass: its sites may still answer reads).
+ */
+async function stateOf(context: MoveContext, held: "as-is" | "suspended" | "final-pass" = "as-is") {
   const state = await accountState(context.db, context.account.id);
   const phpVersions = await knownPhpVersions(context.db);
-  return { state: suspended ? { ...state, account: { ...state.account, suspended } } : state, phpVersions };
+  const account = held === "suspended" ? { ...state.account, suspended: true } : held === "final-pass" ? duringFinalPass(state.account) : state.account;
+  return { state: { ...state, account }, phpVersions };
 }
 
 /** The account's databases, their users and grants, by the names the servers know. */
@@ -253,17 +257,17 @@ const domainsOf = async (db: Queryable, accountId: number) =>
   (await db.select({ domain: domains.domain }).from(domains).where(eq(domains.accountId, accountId)).orderBy(asc(domains.id))).map((row) => row.domain);
 
 /**
- * What the source's forward is made of (lib/provisioning/forwards.ts): every name the account's
- * sites answer to, from the panel's records, and the target's address as the panel records it;
- * null when there is nothing to forward to, or its time is over.
+ * What the source's forward until `until` is made of (lib/provisioning/forwards.ts): every name
+ * the account's sites answer to, from the panel's records, and the target's address as the panel
+ * records it; null when there is nothing to forward to, or its time is over.
  */
-async function forwardOf(context: MoveContext) {
-  const { db, move, account } = context;
+async function forwardOf(context: MoveContext, until: Date | null) {
+  const { db, account } = context;
   const target = nodeAddress(context.target.node);
-  if (!target || !move.forwardUntil || move.forwardUntil.getTime() <= Date.now()) return null;
+  if (!target || !until || until.getTime() <= Date.now()) return null;
   const hosted = (await hostedAccounts(db, [account.id])).get(account.id);
   const sites = (hosted?.domains ?? []).map((domain) => ({ domain: domain.domain, server_names: domain.serverNames }));
-  return { target, until: move.forwardUntil.toISOString(), sites };
+  return { target, until: until.toISOString(), sites };
 }
 
 const siteFoldersOf = async (db: Queryable, accountId: number) =>
@@ -308,7 +312,7 @@ const snapshotIds = (snapshots: MoveSnapshots) => [snapshots.home, ...snapshots.
  */
 async function bringSourceBack(context: MoveContext, targetMayServe: boolean): Promise<void> {
   try {
-    if (targetMayServe) await context.target.run("account.ensure", await stateOf(context, true));
+    if (targetMayServe) await context.target.run("account.ensure", await stateOf(context, "suspended"));
     await context.source.run("account.ensure", await stateOf(context));
   } catch (error) {
     console.error(`[moves] move ${context.move.id}: the source could not be brought back yet:`, (error as Error).message);
@@ -358,7 +362,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
         .where(and(eq(accountMoves.id, move.id), eq(accountMoves.state, "preparing")));
       return;
     }
-    await context.target.run("account.ensure", await stateOf(context, true));
+    await context.target.run("account.ensure", await stateOf(context, "suspended"));
     await advance(context.db, context.move, "copying");
   },
 
@@ -368,21 +372,28 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
     await advance(context.db, context.move, "switching", { copySnapshots: snapshotIds(snapshots) });
   },
 
-  // The source stops serving (suspended as the target is), the final pass, the target serves, then
-  // in one transaction the account's node and its zones' A records become the target's. Until
-  // that commits the source holds the truth: any failure (or a cancel meanwhile) suspends the
-  // target again and brings the source back. Only one of them serves at any moment.
+  // The source is held for the final pass (suspended, its sites answering reads only or nothing:
+  // MOVE_FINAL_PASS_SITES) and the pass is taken; the source's sites become forwards to the target
+  // (still suspended: for the moment it takes to start, a visitor there gets its 503), the target
+  // serves, then in one transaction the account's node and its zones' A records become the
+  // target's. Until that commits the source holds the truth: any failure (or a cancel meanwhile)
+  // suspends the target again and brings the source back. Only one of them serves from its own
+  // copy at any moment; a visitor of either address goes without the site only while the target
+  // starts (docs/nodes.md "Moving accounts").
   switching: async (context) => {
     const { db, move, account } = context;
     // Where the time of the switch goes (the visitors' gap), for the panel's log.
     const lap = stopwatch();
-    await context.source.run("account.ensure", await stateOf(context, true));
-    lap("source suspended");
+    await context.source.run("account.ensure", await stateOf(context, "final-pass"));
+    lap("source held");
     let zones: number[] | null = null;
     let targetMayServe = false;
     try {
       const snapshots = await pass(context, "final");
       lap("final pass");
+      const forward = await forwardOf(context, forwardUntil(move, new Date()));
+      if (forward) await context.source.run("forward.apply", forward);
+      lap("source forwarding");
       targetMayServe = true;
       await context.target.run("account.ensure", await stateOf(context));
       lap("target serving");
@@ -414,14 +425,14 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
     for (const domainId of zones) await syncZoneFile(db, domainId);
   },
 
-  // The source's sites become forwards to the target (each file swapped in one reload: a visitor
-  // whose resolver still names the source gets the target's answer), the target serves the
-  // account as it is (again: a change made during the switch), everything else of the account
-  // leaves the source and the move's repository goes. A source reached only after the forward's
-  // time (it did not answer) gets no forward: the account leaves it whole.
+  // The source's forwards, made in the switch, are written again with the end the commit set (and
+  // made, when a panel restarted between the two), the target serves the account as it is (again:
+  // a change made during the switch), everything else of the account leaves the source and the
+  // move's repository goes. A source reached only after the forward's time (it did not answer)
+  // gets no forward: the account leaves it whole.
   cleaning: async (context) => {
     const { db, move, account } = context;
-    const forward = await forwardOf(context);
+    const forward = await forwardOf(context, move.forwardUntil);
     if (forward) await context.source.run("forward.apply", forward);
     await context.target.run("account.ensure", await stateOf(context));
     await removeAccountFrom(db, context.source, account, { forwarding: forward !== null });

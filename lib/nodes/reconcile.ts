@@ -3,7 +3,7 @@ import type { Database, Queryable } from "@/db/client";
 import { accountMoves, cronJobs, customerDatabases, databaseUsers, hostingAccounts, nodeJobs, nodes, plans } from "@/db/schema";
 import { JOBS_STREAM, jobsConsumer } from "@/lib/agent/protocol";
 import { accountMailStates } from "@/lib/email/service";
-import { hostedAccounts, knownPhpVersions } from "@/lib/hosting/service";
+import { duringFinalPass, hostedAccounts, knownPhpVersions } from "@/lib/hosting/service";
 import type { AccountState } from "@/lib/provisioning/reconcile";
 import { notFound } from "@/lib/errors";
 import type { AuthorizedKey } from "@/lib/provisioning/openssh";
@@ -23,14 +23,14 @@ async function accountStates(db: Queryable, node: NodeRow, accountIds?: number[]
   const logins = await loginAccounts(db, node.name);
   const keysOf = new Map(logins.map((login) => [login.username, login.keys]));
   const states = await statesOf(db, and(eq(hostingAccounts.nodeId, node.id), accountIds ? inArray(hostingAccounts.id, accountIds) : undefined), (username) => keysOf.get(username) ?? []);
-  // An account in the middle of its move's switch stays suspended here: its final pass is being
-  // taken, and nothing written on this node from now on would reach the target.
+  // An account in the middle of its move's switch stays as its final pass holds it here: nothing
+  // written on this node from now on would reach the target.
   const switchingRows = await db
     .select({ accountId: accountMoves.accountId })
     .from(accountMoves)
     .where(and(eq(accountMoves.sourceNodeId, node.id), eq(accountMoves.state, "switching")));
   const switching = new Set(switchingRows.map((row) => row.accountId));
-  return states.map(({ id, state }) => (switching.has(id) ? { ...state, account: { ...state.account, suspended: true } } : state));
+  return states.map(({ id, state }) => (switching.has(id) ? { ...state, account: duringFinalPass(state.account) } : state));
 }
 
 /** One account's state, whichever node it is on now: what a move makes on its target (lib/moves/driver.ts). */

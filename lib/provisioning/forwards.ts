@@ -14,6 +14,9 @@ import { checkedAbsolutePath, checkedHostName, checkedIpAddress, checkedPathInsi
 
 const RENDERER = "nginx forward";
 
+/** The Via header's name of this proxy in a forward's answers. */
+export const FORWARD_VIA = "hosting-panel-forward";
+
 /** One of the moved account's domains, as the panel's job names it. */
 export interface ForwardedSite {
   domain: string;
@@ -38,9 +41,11 @@ export interface Forward {
 const SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 
 // What the target's site receives: the visitor's host, address and scheme (its logs and PHP's
-// $_SERVER see the visitor's, through X-Forwarded-*; REMOTE_ADDR is this node's).
+// $_SERVER see the visitor's, through X-Forwarded-*; REMOTE_ADDR is this node's). The visitor's
+// answer says it came through a proxy (Via, as HTTP asks of one): what the site's own answers lack.
 const proxyLines = (upstream: string) => [
   `        proxy_pass ${upstream};`,
+  `        add_header Via "1.1 ${FORWARD_VIA}";`,
   "        proxy_http_version 1.1;",
   ...PROXY_HEADERS.map((header) => `        proxy_set_header ${header};`),
   "        proxy_read_timeout 300s;",

@@ -35,6 +35,11 @@ export interface HostedDomain {
 export interface HostedAccount {
   username: string;
   suspended: boolean;
+  /**
+   * With `suspended`, during a move's final pass: its sites still answer GET and HEAD from this
+   * machine, every other method 503 (logins, cron and mail stay suspended).
+   */
+  readOnly?: boolean;
   php: PhpSettings;
   domains: HostedDomain[];
 }
@@ -92,7 +97,8 @@ async function hostingOf(accounts: HostedAccount[]): Promise<Hosting> {
       phpSocket: version ? poolSocketPath(account.username, version) : null,
       proxySocket: domain.profile === "proxy" && domain.proxySocket !== null ? proxySocketPath(account.username, domain.proxySocket) : null,
       maxBodyMb: account.php.post_max_size_mb,
-      suspended: account.suspended,
+      suspended: account.suspended && !account.readOnly,
+      readOnly: account.suspended && account.readOnly === true,
       tls: certificates.get(domain.domain) ?? null,
     });
   }

@@ -37,6 +37,8 @@ export interface Site {
   /** client_max_body_size, in MB: the account's post_max_size. */
   maxBodyMb: number;
   suspended: boolean;
+  /** GET and HEAD answered as ever, every other method 503 "moving" (a move's final pass); absent: false. */
+  readOnly?: boolean;
   tls: TlsCertificate | null;
 }
 
@@ -91,6 +93,9 @@ function checkedSite(site: Site, settings: SiteSettings): { site: Site; home: st
     refuseRenderedValue(RENDERER, "proxy socket", site.proxySocket, "only the proxy profile has one");
   }
   checkedInteger(RENDERER, "maximum body size", site.maxBodyMb, 1, 1_000_000);
+  for (const [field, value] of [["suspended", site.suspended], ["read-only", site.readOnly === undefined ? false : site.readOnly]] as const) {
+    if (typeof value !== "boolean") refuseRenderedValue(RENDERER, field, value, "true or false");
+  }
   if (site.tls !== null) {
     checkedPathInside(RENDERER, "certificate", site.tls.certificatePath, roots.certificates);
     checkedPathInside(RENDERER, "certificate key", site.tls.keyPath, roots.certificates);
@@ -129,6 +134,9 @@ const FASTCGI_PARAMS = [
 const SUSPENDED_PAGE =
   "<!doctype html><html><head><title>Site suspended</title></head><body><h1>This site is suspended</h1></body></html>";
 
+const MOVING_PAGE =
+  "<!doctype html><html><head><title>Site moving</title></head><body><h1>This site is moving to another server</h1><p>Please try again in a minute.</p></body></html>";
+
 // The proxy profile's request to the application, and a moved site's forward to its new node
 // (./forwards.ts): the visitor's host, address and scheme, and WebSocket upgrades passed through
 // (HTTP/1.1, the client's Upgrade and Connection headers).
@@ -151,7 +159,29 @@ export const PROXY_HEADERS = [
 // nginx's own 403 and 404 answers to such URIs, at the server's level, go unlogged.
 const NO_LINK_CHECK = "        disable_symlinks off;";
 
+// A read-only site (a move's final pass): what could write — any method but GET and HEAD — gets
+// nginx's own 503 with the "moving" page and a Retry-After; reads go on as before. An `if` that
+// only returns is safe at the server's level; error_page takes only nginx's own 503s (an
+// application's 503 passes as it is).
+const READ_ONLY_LINES = [
+  "    if ($request_method !~ ^(GET|HEAD)$) {",
+  "        return 503;",
+  "    }",
+  "    error_page 503 @moving;",
+  "    location @moving {",
+  NO_LINK_CHECK,
+  "        default_type text/html;",
+  "        add_header Retry-After 30 always;",
+  `        return 503 '${MOVING_PAGE}';`,
+  "    }",
+];
+
 function contentLocations(site: Site): string[] {
+  const served = servedLocations(site);
+  return site.readOnly ? [...READ_ONLY_LINES, ...served] : served;
+}
+
+function servedLocations(site: Site): string[] {
   if (site.suspended) {
     return [
       "    location / {",

@@ -182,6 +182,17 @@ for (const backend of testBackends()) {
       assert.deepEqual(failures, []);
     });
 
+    test("the sign-in form as the server sends it: posted, its button disabled until React runs (a submit before would put the password in a URL)", async () => {
+      const response = await fetch(`${env.server.baseUrl}/login`);
+      assert.equal(response.status, 200);
+      const html = await response.text();
+      const forms = html.match(/<form\b[^>]*>/g) ?? [];
+      assert.equal(forms.length, 1, html.slice(0, 2000));
+      assert.match(forms[0], /\bmethod="post"/);
+      const submit = html.match(/<button\b[^>]*type="submit"[^>]*>/)?.[0] ?? "";
+      assert.match(submit, /\bdisabled=""/, submit);
+    });
+
     test("a cookie that opens no session is dropped with the cookie's own attributes", async () => {
       const response = await fetch(`${env.server.baseUrl}/admin`, { redirect: "manual", headers: { cookie: `${SESSION_COOKIE}=garbage` } });
       const dropped = response.headers.get("set-cookie") ?? "";

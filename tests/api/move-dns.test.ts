@@ -152,8 +152,14 @@ for (const backend of testBackends()) {
         assert.equal(move.forwardUntil!.getTime() - move.switchedAt!.getTime(), 2 * 3600_000);
         shown = (await getAccount(db, account.id)).move!;
         assert.match(shown.waiting ?? "", /^the source forwards to the target, \d+ s left$/);
-        const forward = jobs.find(({ node, job }) => node === "n2" && job.op === "forward.apply");
-        assert.deepEqual(forward?.job.args, {
+        // The source forwards before the target serves (its answers are the target's from then on),
+        // and the cleaning writes the forwards again with the end the commit set.
+        const forwards = jobs.filter(({ node, job }) => node === "n2" && job.op === "forward.apply");
+        const targetServes = jobs.findIndex(({ node, job }) => node === "n3" && job.op === "account.ensure" && !(job.args as { state: { account: { suspended: boolean } } }).state.account.suspended);
+        assert.equal(forwards.length, 2, JSON.stringify(forwards));
+        assert.ok(jobs.indexOf(forwards[0]) < targetServes, "the source forwarded before the target served");
+        assert.ok(Date.parse((forwards[0].job.args as { until: string }).until) <= move.forwardUntil!.getTime());
+        assert.deepEqual(forwards[1].job.args, {
           target: N3,
           until: move.forwardUntil!.toISOString(),
           sites: [{ domain: account.domain, server_names: [account.domain, `www.${account.domain}`] }],

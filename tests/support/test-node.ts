@@ -1,4 +1,4 @@
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -158,4 +158,14 @@ export async function startTestNode(
     throw error;
   }
   return node;
+}
+
+/** The two nodes reach each other through this machine (each has a route to the other's address; the machine forwards between their links only). */
+export function linkNodes(a: TestNode, b: TestNode): void {
+  for (const [from, to] of [[a, b], [b, a]]) {
+    const routed = from.host.run("ip", ["route", "replace", `${to.host.address}/32`, "via", from.host.gateway]);
+    if (routed.code !== 0) throw new Error(`no route from ${from.name} to ${to.name}: ${routed.stderr}`);
+    const device = /\bdev (\S+)/.exec(execFileSync("ip", ["-o", "route", "get", from.host.address], { encoding: "utf8" }))![1];
+    fs.writeFileSync(`/proc/sys/net/ipv4/conf/${device}/forwarding`, "1\n");
+  }
 }

@@ -24,7 +24,7 @@ const forward = (overrides: Partial<Forward> = {}): Forward => ({
   ...overrides,
 });
 
-test("a forward: every name of the site to the target's HTTP port, with the visitor's Host, address and scheme; no file of the home, the panel's mark with its end", () => {
+test("a forward: every name of the site to the target's HTTP port, with the visitor's Host, address and scheme; no file of the home, the panel's mark with its end, a Via in the answer", () => {
   const text = renderForward(forward(), settings);
   assert.equal(text.split("\n")[0], forwardHeader("alice.example", until));
   assert.equal(forwardEnd("alice.example", text)?.toISOString(), until.toISOString());
@@ -37,6 +37,8 @@ test("a forward: every name of the site to the target's HTTP port, with the visi
   }
   assert.doesNotMatch(text, /root |\/home|ssl/);
   assert.match(text, /access_log off;/);
+  // The visitor's answer says it came through the forward.
+  assert.match(text, /^ {8}add_header Via "1\.1 hosting-panel-forward";$/m);
 });
 
 test("with a certificate here: HTTPS answered with it, forwarded over TLS with SNI of the visitor's host and a verified certificate, else to the HTTP port", () => {

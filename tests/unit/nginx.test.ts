@@ -7,6 +7,8 @@ import { test } from "node:test";
 import { renderSite, type Site } from "@/lib/provisioning/nginx";
 import { DEFAULT_PHP_SETTINGS } from "@/lib/php-settings/schemas";
 import { renderPool } from "@/lib/provisioning/php-fpm";
+import { startNginx } from "../support/nginx";
+import { freePort } from "../support/server";
 
 // The server blocks and pools as rendered (pure functions), and nginx's own verdict on them
 // (`nginx -t` over a configuration that includes them). tests/api/web-hosting.test.ts serves them.
@@ -122,6 +124,16 @@ test("suspended: 503 with a short page for everything but the ACME challenge", (
   assert.doesNotMatch(text, /fastcgi_pass|try_files \$uri \$uri\//, "nothing of the site is reachable");
 });
 
+test("read-only (a move's final pass): the site as served, and nginx's own 503 'moving' with a Retry-After to every method but GET and HEAD", () => {
+  const served = renderSite(site({ phpSocket: "/run/php/alice-php8.2.sock" }), settings);
+  const text = renderSite(site({ phpSocket: "/run/php/alice-php8.2.sock", readOnly: true }), settings);
+  assert.match(text, /\n    if \(\$request_method !~ \^\(GET\|HEAD\)\$\) \{\n        return 503;\n    \}\n    error_page 503 @moving;/);
+  assert.match(text, /location @moving \{\s+disable_symlinks off;\s+default_type text\/html;\s+add_header Retry-After 30 always;\s+return 503 '[^']*moving[^']*';/);
+  // Everything else is the served site's, line for line: PHP still answers reads.
+  const guard = text.slice(text.indexOf("    if ($request_method"), text.indexOf("    }\n", text.indexOf("location @moving")) + 6);
+  assert.equal(text.replace(guard, ""), served);
+});
+
 test("with a certificate: HTTPS block on WEB_HTTPS_PORT; HTTP redirects there except the ACME challenge", () => {
   const tls = { certificatePath: "/srv/panel/certs/alice.example/fullchain.pem", keyPath: "/srv/panel/certs/alice.example/privkey.pem" };
   const [http, https] = blocks(renderSite(site({ tls, phpSocket: "/run/php/alice-php8.2.sock" }), settings));
@@ -184,6 +196,7 @@ test("nginx -t accepts every rendered variant", () => {
       site({}),
       site({ domain: "blog.alice.example", serverNames: ["blog.alice.example"], phpSocket: path.join(dir, "php.sock") }),
       site({ domain: "s.example", serverNames: ["s.example"], suspended: true }),
+      site({ domain: "r.example", serverNames: ["r.example"], readOnly: true, phpSocket: path.join(dir, "php.sock") }),
       site({ domain: "p.example", serverNames: ["p.example"], profile: "proxy", proxySocket: path.join(dir, "alice", "run", "app.sock") }),
       site({ domain: "st.example", serverNames: ["st.example"], profile: "static" }),
       site({ domain: "t.example", serverNames: ["t.example", "www.t.example"], tls: { certificatePath: certs, keyPath: key }, phpSocket: path.join(dir, "php.sock") }),
@@ -205,6 +218,39 @@ test("nginx -t accepts every rendered variant", () => {
     );
     execFileSync("nginx", ["-t", "-q", "-c", path.join(dir, "nginx.conf"), "-p", dir], { stdio: "pipe" });
   } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a read-only site served by nginx: GET and HEAD answered as before, POST and PUT get 503 'moving' with Retry-After", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "panel-nginx-read-only-"));
+  const port = await freePort();
+  const home = path.join(dir, "alice");
+  fs.mkdirSync(path.join(home, "logs"), { recursive: true });
+  fs.mkdirSync(path.join(home, "public_html"));
+  fs.writeFileSync(path.join(home, "public_html", "index.html"), "the site's own page\n");
+  const readOnly = site({
+    profile: "static",
+    readOnly: true,
+    documentRoot: path.join(home, "public_html"),
+    accessLog: path.join(home, "logs", "alice.example.log"),
+    errorLog: path.join(home, "logs", "nginx-error.log"),
+  });
+  const rendered = renderSite(readOnly, { ...settings, httpPort: port, acmeChallengeDir: dir, roots: { homes: dir, phpSockets: dir, certificates: dir } });
+  const nginx = await startNginx(rendered, port);
+  try {
+    const ask = (method: string) => fetch(`http://127.0.0.1:${port}/`, { method, headers: { host: "alice.example" }, body: method === "GET" || method === "HEAD" ? undefined : "x" });
+    const read = await ask("GET");
+    assert.deepEqual([read.status, await read.text()], [200, "the site's own page\n"]);
+    assert.equal((await ask("HEAD")).status, 200);
+    for (const method of ["POST", "PUT", "DELETE"]) {
+      const refused = await ask(method);
+      assert.equal(refused.status, 503, method);
+      assert.equal(refused.headers.get("retry-after"), "30", method);
+      assert.match(await refused.text(), /moving to another server/, method);
+    }
+  } finally {
+    await nginx.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -142,7 +142,7 @@ test("every path of a server block stays inside its root: no .., no ., no //, no
   assertRefused(() => renderSite({ ...site, username: "bob" }, settings), "nginx server block", "document root", "another account's home");
 });
 
-test("the site profile, the proxy socket and the body size: only their own kinds of value", () => {
+test("the site profile, the proxy socket, the body size and the two switches: only their own kinds of value", () => {
   for (const profile of ["php;", "cgi", "", "proxy\n"]) {
     assertRefused(() => renderSite({ ...site, profile: profile as Site["profile"] }, settings), "nginx server block", "site profile", profile);
   }
@@ -162,6 +162,11 @@ test("the site profile, the proxy socket and the body size: only their own kinds
   }
   for (const size of [0, -1, 1.5, "64m; include /etc/passwd" as unknown as number]) {
     assertRefused(() => renderSite({ ...site, maxBodyMb: size }, settings), "nginx server block", "maximum body size", size);
+  }
+  for (const [field, kind] of [["suspended", "suspended"], ["readOnly", "read-only"]] as const) {
+    for (const value of ["true", 1, null, "on; include /etc/passwd"]) {
+      assertRefused(() => renderSite({ ...site, [field]: value as unknown as boolean }, settings), "nginx server block", kind, value);
+    }
   }
 });
 
