@@ -108,6 +108,8 @@ const envSchema = z.object({
   MAIL_POSTMAP_COMMAND: z.string().trim().min(1).default("postmap"),
   MAIL_RELOAD_COMMAND: z.string().trim().default("postfix reload"),
   MAIL_DOVECOT_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("dovecot"),
+  // rspamd's workers run as this group and read the DKIM keys (MAIL_MAPS_DIR/dkim, docs/email.md "DKIM").
+  MAIL_DKIM_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("_rspamd"),
   ACME_DIRECTORY_URL: optionalString.refine(
     (url) => url === null || /^https:\/\//.test(url),
     "must be an https:// URL of an ACME directory",
@@ -243,6 +245,7 @@ function loadEnv(source: NodeJS.ProcessEnv) {
           postmapCommand: raw.MAIL_POSTMAP_COMMAND,
           reloadCommand: raw.MAIL_RELOAD_COMMAND || null,
           dovecotGroup: raw.MAIL_DOVECOT_GROUP,
+          dkimGroup: raw.MAIL_DKIM_GROUP,
         }
       : null,
     acme: raw.ACME_DIRECTORY_URL

@@ -1,4 +1,5 @@
-import { boolean, index, integer, pgTable, text, unique } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { boolean, index, integer, pgTable, text, timestamp, unique, uniqueIndex } from "drizzle-orm/pg-core";
 import { hostingAccounts } from "./accounts";
 import { createdAt, updatedAt } from "./columns";
 import { domains } from "./domains";
@@ -73,4 +74,32 @@ export const mailAliases = pgTable(
     updatedAt: updatedAt(),
   },
   (table) => [unique("mail_aliases_address_unique").on(table.address), index("mail_aliases_account_id_idx").on(table.accountId)],
+);
+
+// A mail domain's DKIM keys (docs/email.md "DKIM"): the private key is on the machine that hosts
+// the account (lib/provisioning/mail.ts makeDkimKey), never here; the public key is what the
+// zone's TXT record `<selector>._domainkey` publishes. A rotation publishes a new key
+// ("published"), then signs with it ("signing") and retires the old one, whose TXT record stays
+// until `retired_at` + 7 days (lib/email/dkim.ts).
+export const mailDkimKeys = pgTable(
+  "mail_dkim_keys",
+  {
+    id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+    mailDomainId: integer("mail_domain_id")
+      .notNull()
+      .references(() => mailDomains.id, { onDelete: "cascade" }),
+    selector: text("selector").notNull(),
+    // Base64 of the DER SubjectPublicKeyInfo: the TXT record's p=.
+    publicKey: text("public_key").notNull(),
+    state: text("state", { enum: ["published", "signing", "retired"] }).notNull(),
+    retiredAt: timestamp("retired_at", { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (table) => [
+    unique("mail_dkim_keys_domain_selector_unique").on(table.mailDomainId, table.selector),
+    // One key signs for a domain.
+    uniqueIndex("mail_dkim_keys_signing_idx").on(table.mailDomainId).where(sql`${table.state} = 'signing'`),
+    // The sweep of retired keys whose 7 days are over.
+    index("mail_dkim_keys_retired_at_idx").on(table.retiredAt),
+  ],
 );

@@ -28,6 +28,19 @@ export const emailOperations = {
     successStatus: 201,
     errorStatuses: [400, 404, 422],
   }),
+  rotateDkim: defineOperation({
+    operationId: "rotateMailDomainDkim",
+    method: "POST",
+    path: "/api/client/email/domains/{id}/dkim/rotate",
+    audience: "client",
+    tag,
+    summary:
+      "Sign the domain's mail with a new DKIM key (2048-bit RSA, made on the account's server; the private key never leaves it): its selector is published in the zone before it signs, the old one stays published 7 days",
+    params: idParams,
+    response: mailDomainRecordSchema,
+    successStatus: 200,
+    errorStatuses: [404, 422],
+  }),
   listMailboxes: defineOperation({
     operationId: "listMailboxes",
     method: "GET",

@@ -60,7 +60,17 @@ const dnsCheck = z.object({
   expected: z.string().nullable(),
   // What the panel's zone of the domain holds at that name and type (docs/email.md "DNS").
   found: z.array(z.string()),
-  status: z.enum(["ok", "missing", "different", "not_built"]),
+  // no_key: DKIM only (the account's machine serves no mail, or a domain from before DKIM: rotate makes its first key).
+  status: z.enum(["ok", "missing", "different", "no_key"]),
+});
+
+const dkimKey = z.object({
+  selector: z.string(),
+  // published: in the zone, not signing yet; signing; retired: signs no more, still in the zone until unpublished_after.
+  state: z.enum(["published", "signing", "retired"]),
+  created_at: timestamp,
+  retired_at: timestamp.nullable(),
+  unpublished_after: timestamp.nullable(),
 });
 
 export const mailDomainRecordSchema = z.object({
@@ -68,6 +78,8 @@ export const mailDomainRecordSchema = z.object({
   domain: z.string(),
   domain_id: z.number().int(),
   dns: z.object({ mx: dnsCheck, spf: dnsCheck, dkim: dnsCheck, dmarc: dnsCheck }),
+  // The selector its mail is signed with (null: none), and every key still in its zone.
+  dkim: z.object({ selector: z.string().nullable(), keys: z.array(dkimKey) }),
   created_at: timestamp,
 });
 export type MailDomainRecord = z.infer<typeof mailDomainRecordSchema>;

@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, ne, sql, sum } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
-import { dnsRecords, domains, hostingAccounts, mailAliases, mailboxes, mailDomains, nodes } from "@/db/schema";
+import { dnsRecords, domains, hostingAccounts, mailAliases, mailboxes, mailDkimKeys, mailDomains, nodes } from "@/db/schema";
 import { assertQuota, lockAccount } from "@/lib/accounts/lock";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { bumpSerial, DEFAULT_TTL, lockZone } from "@/lib/dns/zone";
@@ -9,6 +9,7 @@ import { notFound, validationError } from "@/lib/errors";
 import { hostOfAccount } from "@/lib/nodes/hosts";
 import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import { type AccountMail, applyAllMail, mailServerEnabled } from "@/lib/provisioning/mail";
+import { DKIM_RETIRED_KEEP_MS, dkimKeysOf, type DkimKeyRow, dkimRecordName, dkimTxtContent, publishDkimKey, signingKeysOf } from "./dkim";
 import { mailboxPasswordHash } from "./password";
 import type {
   AliasRecord,
@@ -40,9 +41,9 @@ const mailHostOf = (domain: string) => `mail.${domain}`;
 
 /** The mail of `accountIds`, as lib/provisioning/mail.ts takes it (every account listed, mail or not). */
 export async function accountMailStates(db: Queryable, accountIds: number[]): Promise<Map<number, AccountMail>> {
-  const states = new Map<number, AccountMail>(accountIds.map((id) => [id, { domains: [], mailboxes: [], aliases: [] }]));
+  const states = new Map<number, AccountMail>(accountIds.map((id) => [id, { domains: [], mailboxes: [], aliases: [], dkim: [] }]));
   if (accountIds.length === 0) return states;
-  const [domainRows, mailboxRows, aliasRows] = await Promise.all([
+  const [domainRows, mailboxRows, aliasRows, dkim] = await Promise.all([
     db.select({ accountId: mailDomains.accountId, domain: mailDomains.domain }).from(mailDomains).where(inArray(mailDomains.accountId, accountIds)).orderBy(asc(mailDomains.id)),
     db
       .select({ accountId: mailboxes.accountId, localPart: mailboxes.localPart, domain: mailDomains.domain, passwordHash: mailboxes.passwordHash, quotaMb: mailboxes.quotaMb, enabled: mailboxes.enabled })
@@ -56,10 +57,12 @@ export async function accountMailStates(db: Queryable, accountIds: number[]): Pr
       .innerJoin(mailDomains, eq(mailDomains.id, mailAliases.mailDomainId))
       .where(inArray(mailAliases.accountId, accountIds))
       .orderBy(asc(mailAliases.id)),
+    signingKeysOf(db, accountIds),
   ]);
   for (const row of domainRows) states.get(row.accountId)!.domains.push(row.domain);
   for (const { accountId, ...mailbox } of mailboxRows) states.get(accountId)!.mailboxes.push(mailbox);
   for (const { accountId, ...alias } of aliasRows) states.get(accountId)!.aliases.push(alias);
+  for (const [accountId, keys] of dkim) states.get(accountId)!.dkim = keys;
   return states;
 }
 
@@ -106,11 +109,11 @@ function check(name: string, type: string, expected: string, found: string[], ma
 }
 
 /** What the zone of `domain` holds for mail, against what mail on this panel needs. */
-async function dnsOf(db: Queryable, domainId: number, domain: string): Promise<MailDomainRecord["dns"]> {
+async function dnsOf(db: Queryable, domainId: number, domain: string, signing: DkimKeyRow | undefined): Promise<MailDomainRecord["dns"]> {
   const records = await db
     .select({ name: dnsRecords.name, type: dnsRecords.type, content: dnsRecords.content, priority: dnsRecords.priority })
     .from(dnsRecords)
-    .where(and(eq(dnsRecords.domainId, domainId), inArray(dnsRecords.name, ["@", "_dmarc"]), inArray(dnsRecords.type, ["MX", "TXT"])))
+    .where(and(eq(dnsRecords.domainId, domainId), inArray(dnsRecords.name, ["@", "_dmarc", ...(signing ? [dkimRecordName(signing.selector)] : [])]), inArray(dnsRecords.type, ["MX", "TXT"])))
     .orderBy(asc(dnsRecords.id));
   const at = (name: string, type: "MX" | "TXT") => records.filter((record) => record.name === name && record.type === type);
   const mx = at("@", "MX").map((record) => `${record.priority} ${record.content}`);
@@ -119,14 +122,34 @@ async function dnsOf(db: Queryable, domainId: number, domain: string): Promise<M
   return {
     mx: check(domain, "MX", `${MX_PRIORITY} ${mailHostOf(domain)}`, mx, () => true),
     spf: check(domain, "TXT", SPF, spf, () => true),
-    // Not built yet (docs/email.md "Not there yet"): no key, no selector, nothing to expect.
-    dkim: { name: null, type: "TXT", expected: null, found: [], status: "not_built" },
+    dkim: signing
+      ? check(`${dkimRecordName(signing.selector)}.${domain}`, "TXT", dkimTxtContent(signing.publicKey), at(dkimRecordName(signing.selector), "TXT").map((record) => record.content), () => true)
+      : // No key: the machine serves no mail (MAIL_SERVER off), or a domain made before DKIM (rotate makes its first).
+        { name: null, type: "TXT", expected: null, found: [], status: "no_key" },
     dmarc: check(`_dmarc.${domain}`, "TXT", DMARC, dmarc, () => true),
   };
 }
 
 async function toMailDomainRecord(db: Queryable, row: typeof mailDomains.$inferSelect): Promise<MailDomainRecord> {
-  return { id: row.id, domain: row.domain, domain_id: row.domainId, dns: await dnsOf(db, row.domainId, row.domain), created_at: row.createdAt.toISOString() };
+  const keys = await dkimKeysOf(db, row.id);
+  const signing = keys.find((key) => key.state === "signing");
+  return {
+    id: row.id,
+    domain: row.domain,
+    domain_id: row.domainId,
+    dns: await dnsOf(db, row.domainId, row.domain, signing),
+    dkim: {
+      selector: signing?.selector ?? null,
+      keys: keys.map((key) => ({
+        selector: key.selector,
+        state: key.state,
+        created_at: key.createdAt.toISOString(),
+        retired_at: key.retiredAt?.toISOString() ?? null,
+        unpublished_after: key.retiredAt ? new Date(key.retiredAt.getTime() + DKIM_RETIRED_KEEP_MS).toISOString() : null,
+      })),
+    },
+    created_at: row.createdAt.toISOString(),
+  };
 }
 
 export async function listMailDomains(db: Queryable, accountId: number): Promise<MailDomainRecord[]> {
@@ -177,7 +200,11 @@ async function makeMailDomain(tx: Queryable, accountId: number, name: string, fi
   const [existing] = await tx.select({ id: mailDomains.id }).from(mailDomains).where(eq(mailDomains.domainId, domain.id));
   if (existing && field === "domain") throw validationError("domain", "is already a mail domain of this account");
   const [row] = await tx.insert(mailDomains).values({ accountId, domainId: domain.id, domain: domain.domain }).returning();
-  return { row, zoneChanged: await addMailRecords(tx, domain.id) };
+  const recordsAdded = await addMailRecords(tx, domain.id);
+  // Its DKIM key signs from the start: no mail of the domain was signed before, so there is no
+  // old selector to keep verifying (a rotation publishes before it signs: rotateDkimKey).
+  const key = await publishDkimKey(tx, accountId, row, "signing");
+  return { row, zoneChanged: recordsAdded || key !== null };
 }
 
 /**
@@ -190,6 +217,40 @@ async function mailDomainFor(tx: Queryable, accountId: number, domain: string, f
   if (row) return { id: row.id, domain: row.domain, domainId: row.domainId, zoneChanged: false };
   const made = await makeMailDomain(tx, accountId, domain, field);
   return { id: made.row.id, domain: made.row.domain, domainId: made.row.domainId, zoneChanged: made.zoneChanged };
+}
+
+/**
+ * POST …/email/domains/{id}/dkim/rotate: a new key made on the account's machine and published in
+ * the zone first (its zone file written, the change committed), and only then signing — the old
+ * key retired, its record kept DKIM_RETIRED_KEEP_MS so mail signed before still verifies. A domain
+ * without a key gets its first. 422 when the account's machine serves no mail (no key can be made).
+ */
+export async function rotateDkimKey(db: Database, accountId: number, mailDomainId: number): Promise<MailDomainRecord> {
+  const published = await db.transaction(async (tx) => {
+    await lockAccount(tx, accountId);
+    const [mailDomain] = await tx.select().from(mailDomains).where(and(eq(mailDomains.id, mailDomainId), eq(mailDomains.accountId, accountId)));
+    if (!mailDomain) throw notFound("Mail domain");
+    const key = await publishDkimKey(tx, accountId, mailDomain, "published");
+    if (!key) throw validationError("id", "is a mail domain of a server that runs no mail server: it has no DKIM key to rotate");
+    return { key, domainId: mailDomain.domainId };
+  });
+  await syncZoneFile(db, published.domainId);
+  const settleMs = await db.transaction(async (tx) => {
+    await lockAccount(tx, accountId);
+    const [current] = await tx.select({ id: mailDkimKeys.id }).from(mailDkimKeys).where(eq(mailDkimKeys.id, published.key.id));
+    if (!current) throw notFound("Mail domain");
+    // Every other key still signing (or published by a rotation that did not finish) retires now.
+    await tx
+      .update(mailDkimKeys)
+      .set({ state: "retired", retiredAt: new Date() })
+      .where(and(eq(mailDkimKeys.mailDomainId, mailDomainId), ne(mailDkimKeys.id, published.key.id), ne(mailDkimKeys.state, "retired")));
+    await tx.update(mailDkimKeys).set({ state: "signing" }).where(eq(mailDkimKeys.id, published.key.id));
+    return applyAccountMailOf(tx, accountId);
+  });
+  await settle(settleMs);
+  const [row] = await db.select().from(mailDomains).where(and(eq(mailDomains.id, mailDomainId), eq(mailDomains.accountId, accountId)));
+  if (!row) throw notFound("Mail domain");
+  return toMailDomainRecord(db, row);
 }
 
 const splitAddress = (address: string) => {

@@ -1,3 +1,4 @@
+import { createPublicKey } from "node:crypto";
 import { z } from "zod";
 import type { OperationInput, OperationName, OperationOutput } from "@/lib/agent/operations";
 import { type AppErrorCode, AppError } from "@/lib/errors";
@@ -24,6 +25,14 @@ const among = (allowed: readonly string[], what: string) =>
     .array(z.string())
     .max(allowed.length)
     .refine((values) => values.every((value) => allowed.includes(value)) && new Set(values).size === values.length, `names ${what} the panel did not ask for`);
+function isDkimPublicKey(base64: string): boolean {
+  try {
+    const key = createPublicKey({ key: Buffer.from(base64, "base64"), format: "der", type: "spki" });
+    return key.asymmetricKeyType === "rsa" && key.asymmetricKeyDetails?.modulusLength === 2048 && key.export({ type: "spki", format: "der" }).toString("base64") === base64;
+  } catch {
+    return false;
+  }
+}
 /** Accepted and dropped: an operation whose answer the panel does not use. */
 const ignored = <T>(value: T) => z.unknown().transform(() => value);
 
@@ -81,6 +90,8 @@ const CHECKS: Checks = {
     z
       .array(z.object({ address: z.enum(input.mailboxes.length ? (input.mailboxes.map((mailbox) => `${mailbox.localPart}@${mailbox.domain}`) as [string, ...string[]]) : ["\0"]), mb: size }))
       .max(input.mailboxes.length),
+  // A DKIM public key goes into the account's zone: base64 of a 2048-bit RSA SubjectPublicKeyInfo, nothing else.
+  "mail.dkim-key": () => z.object({ public_key: z.string().regex(/^[A-Za-z0-9+/]{300,600}={0,2}$/).refine(isDkimPublicKey, "is not a 2048-bit RSA public key").nullable() }),
   // Its refusal (a name there without the panel's mark) comes as an error; a value is not read.
   "account.check-names": () => ignored(null),
   "node.reconcile": (input) => z.object({ failed: among(input.accounts.map((account) => account.account.username), "an account") }),

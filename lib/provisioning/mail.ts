@@ -1,3 +1,4 @@
+import { createPrivateKey, createPublicKey, generateKeyPair } from "node:crypto";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
@@ -6,7 +7,7 @@ import { makeDirectoryIn, openDirectoryIn, openTrustedDirectory, runOnDescriptor
 import { homeOf } from "./home-layout";
 import { assertPanelUser, panelUsernames } from "./marks";
 import { linuxGroupIds, linuxPasswdEntries } from "./passwd";
-import { LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, TARGET_ADDRESS } from "./rules";
+import { DKIM_SELECTOR, LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, TARGET_ADDRESS } from "./rules";
 import { checkedHostName, checkedInteger, checkedPathInside, checkedString } from "./render-checks";
 import { exitReason, makeDirectories, readIfExists, runChild, runCommand, toolEnv, writeAtomically, writeFilesAtomically } from "./system";
 
@@ -21,6 +22,12 @@ import { exitReason, makeDirectories, readIfExists, runChild, runCommand, toolEn
 //   MAIL_MAPS_DIR/passwd              Dovecot passwd-file (passdb and userdb): address, password
 //                                     hash, the uid/gid of the account's Linux user on THIS machine,
 //                                     home = the maildir, HOME/mail/<domain>/<local-part>
+//   MAIL_MAPS_DIR/sender_logins       Postfix smtpd_sender_login_maps: `@<domain> <mailbox>,…`, the
+//                                     SASL logins that may send as the domain (its account's mailboxes)
+//   MAIL_MAPS_DIR/dkim_selectors      rspamd's dkim_signing selector_map: `<domain> <selector>`, the
+//                                     key each domain signs with
+//   MAIL_MAPS_DIR/dkim/<domain>.<selector>.key   the DKIM private keys, made here (makeDkimKey):
+//                                     they never leave this machine; only the public key is answered
 // A node has no panel database: everything comes in the job. Every value is checked again here
 // before it becomes a line (render-checks.ts); each table is built under a temporary name,
 // `postmap`ed, and both files renamed over the old ones (old or new, never half); a refusal of
@@ -43,16 +50,24 @@ export interface AliasState {
   targets: string[];
 }
 
+/** The DKIM key a mail domain signs with (its private key made here by makeDkimKey). */
+export interface DkimState {
+  domain: string;
+  selector: string;
+}
+
 /** An account's mail, as its records say. */
 export interface AccountMail {
   domains: string[];
   mailboxes: MailboxState[];
   aliases: AliasState[];
+  /** Absent in states kept by a version before DKIM: none signs. */
+  dkim?: DkimState[];
 }
 
 export const mailServerEnabled = () => env().mail !== null;
 
-export { LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, TARGET_ADDRESS };
+export { DKIM_SELECTOR, LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, TARGET_ADDRESS };
 
 /** What a passwd-file line may carry as the password: Dovecot's SHA512-CRYPT of crypt(3). */
 const PASSWORD_HASH = /^\{SHA512-CRYPT\}\$6\$(?:rounds=[1-9][0-9]{3,8}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{86}$/;
@@ -62,6 +77,7 @@ const domainOf = (value: unknown) => {
   return checkedString(RENDERER, "mail domain", value, MAIL_DOMAIN, "a mail domain is lower-case letters, digits and inner - in dot-separated labels");
 };
 const localPartOf = (value: unknown) => checkedString(RENDERER, "local part", value, LOCAL_PART, "a local part is a-z, 0-9 and inner . _ - (no ..), at most 64");
+const selectorOf = (value: unknown) => checkedString(RENDERER, "DKIM selector", value, DKIM_SELECTOR, "a DKIM selector is a lower-case letter, then letters, digits and inner -, at most 63");
 const targetOf = (value: unknown) => checkedString(RENDERER, "alias target", value, TARGET_ADDRESS, "a target is one lower-case address, local@domain");
 
 /** The mark on every file the panel writes here (./marks.ts): a file without it is not the panel's. */
@@ -83,6 +99,8 @@ export interface MailTables {
   virtual_mailboxes: string;
   virtual_aliases: string;
   passwd: string;
+  sender_logins: string;
+  dkim_selectors: string;
 }
 
 /** The maildir of a mailbox: HOME_ROOT/<user>/mail/<domain>/<local-part>. */
@@ -97,6 +115,8 @@ export function renderMailTables(accounts: RenderedAccount[]): MailTables {
   const mailboxLines: string[] = [];
   const aliasLines: string[] = [];
   const passwdLines: string[] = [];
+  const selectorLines: string[] = [];
+  const senderLines: string[] = [];
   for (const account of accounts) {
     const uid = checkedInteger(RENDERER, "uid", account.uid, 1, 2 ** 31 - 2);
     const gid = checkedInteger(RENDERER, "gid", account.gid, 1, 2 ** 31 - 2);
@@ -131,6 +151,17 @@ export function renderMailTables(accounts: RenderedAccount[]): MailTables {
       if (!Array.isArray(alias.targets) || alias.targets.length < 1 || alias.targets.length > MAX_TARGETS) throw new Error(`${RENDERER}: the alias ${address} has no targets or too many`);
       aliasLines.push(`${address} ${alias.targets.map(targetOf).join(",")}`);
     }
+    // Every mailbox of the account may send as any of its domains, and no one else may: a login
+    // that owns no line for the sender's domain is refused (reject_sender_login_mismatch).
+    const logins = account.mail.mailboxes.map((mailbox) => `${mailbox.localPart}@${mailbox.domain}`);
+    if (logins.length > 0) for (const domain of own) senderLines.push(`@${domain} ${logins.join(",")}`);
+    const signing = new Set<string>();
+    for (const key of account.mail.dkim ?? []) {
+      const domain = ownDomain(key.domain);
+      if (signing.has(domain)) throw new Error(`${RENDERER}: the mail domain ${domain} has two DKIM selectors to sign with`);
+      signing.add(domain);
+      selectorLines.push(`${domain} ${selectorOf(key.selector)}`);
+    }
   }
   const table = (lines: string[]) => `${MAIL_HEADER}\n${[...lines].sort().join("\n")}${lines.length ? "\n" : ""}`;
   return {
@@ -138,6 +169,8 @@ export function renderMailTables(accounts: RenderedAccount[]): MailTables {
     virtual_mailboxes: table(mailboxLines),
     virtual_aliases: table(aliasLines),
     passwd: table(passwdLines),
+    sender_logins: table(senderLines),
+    dkim_selectors: table(selectorLines),
   };
 }
 
@@ -145,7 +178,7 @@ export function renderMailTables(accounts: RenderedAccount[]): MailTables {
 
 const accountsDir = () => path.join(env().dataDir, "mail-accounts");
 const accountFile = (username: string) => path.join(accountsDir(), `${username}.json`);
-const POSTFIX_TABLES = ["virtual_domains", "virtual_mailboxes", "virtual_aliases"] as const;
+const POSTFIX_TABLES = ["virtual_domains", "virtual_mailboxes", "virtual_aliases", "sender_logins"] as const;
 
 /** The account states kept here, by username (what every rebuild renders from). */
 async function keptStates(): Promise<Map<string, { suspended: boolean; mail: AccountMail }>> {
@@ -232,6 +265,16 @@ async function rebuild(changing: string | null): Promise<number | null> {
       console.error(`[mail] ${username}: not served:`, (error as Error).message);
     }
   }
+  // A domain signs only with a key that is here: a key file missing (a move's target, before the
+  // key came with the account) signs nothing rather than making rspamd fail on it.
+  for (const account of accounts) {
+    const present: DkimState[] = [];
+    for (const key of account.mail.dkim ?? []) {
+      if (await fs.access(dkimKeyPath(key.domain, key.selector)).then(() => true, () => false)) present.push(key);
+      else console.error(`[mail] ${account.username}: no DKIM key ${key.selector} for ${key.domain} here; its mail is not signed`);
+    }
+    account.mail = { ...account.mail, dkim: present };
+  }
   const tables = renderMailTables(accounts);
   // Postfix and Dovecot's own user pass through it (mkdir's mode alone is cut by the panel's umask).
   await makeDirectories(config.mapsDir, 0o755);
@@ -273,11 +316,74 @@ async function rebuild(changing: string | null): Promise<number | null> {
     await writeFilesAtomically([{ path: passwdFile, contents: tables.passwd, mode: 0o640, owner: { uid: 0, gid: dovecotGid } }]);
     passwdWrittenAt = await markPasswdChanged(passwdFile, previous?.mtimeMs ?? null);
   }
+  // rspamd reads its selector map again by itself when the file changes (map_watch_interval).
+  const selectorsFile = path.join(config.mapsDir, "dkim_selectors");
+  if ((await readIfExists(selectorsFile)) !== tables.dkim_selectors) {
+    await assertOwnTable(selectorsFile);
+    await writeFilesAtomically([{ path: selectorsFile, contents: tables.dkim_selectors, mode: 0o640, owner: { uid: 0, gid: await dkimGroupId() } }]);
+  }
   if (postfixChanged && config.reloadCommand) {
     const failure = await runCommand(config.reloadCommand);
     if (failure) console.error(`[mail] ${failure}`);
   }
   return passwdWrittenAt;
+}
+
+// ---- DKIM keys ----
+
+const dkimDir = () => path.join(env().mail!.mapsDir, "dkim");
+const dkimKeyPath = (domain: string, selector: string) => path.join(dkimDir(), `${domainOf(domain)}.${selectorOf(selector)}.key`);
+
+async function dkimGroupId(): Promise<number> {
+  const group = env().mail!.dkimGroup;
+  const gid = (await linuxGroupIds()).get(group);
+  if (gid === undefined) throw new Error(`no group ${group} for rspamd's DKIM keys (is rspamd installed?)`);
+  return gid;
+}
+
+const publicKeyOf = (privateKeyPem: string) => createPublicKey(createPrivateKey(privateKeyPem)).export({ type: "spki", format: "der" }).toString("base64");
+
+/**
+ * A 2048-bit RSA key for `domain`'s DKIM `selector`, made here and kept here
+ * (MAIL_MAPS_DIR/dkim/<domain>.<selector>.key, 0640 root:MAIL_DKIM_GROUP, which rspamd's workers
+ * read): only its public key is answered (base64 of its DER SubjectPublicKeyInfo, the `p=` of the
+ * zone's TXT record). A key already there is answered again (a retried job makes no second key).
+ * It signs nothing until the account's mail names it (applyAccountMail). Null when this machine
+ * serves no mail.
+ */
+export async function makeDkimKey(input: { domain: string; selector: string }): Promise<{ public_key: string | null }> {
+  if (!mailServerEnabled()) return { public_key: null };
+  const file = dkimKeyPath(input.domain, input.selector);
+  const existing = await readIfExists(file);
+  if (existing !== null) return { public_key: publicKeyOf(existing) };
+  const gid = await dkimGroupId();
+  await makeDirectories(env().mail!.mapsDir, 0o755);
+  await fs.mkdir(dkimDir(), { recursive: true, mode: 0o750 });
+  await fs.chown(dkimDir(), 0, gid);
+  await fs.chmod(dkimDir(), 0o750);
+  const privateKey = await new Promise<string>((resolve, reject) =>
+    generateKeyPair("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } }, (error, _publicKey, key) =>
+      error ? reject(error) : resolve(key),
+    ),
+  );
+  await writeFilesAtomically([{ path: file, contents: privateKey, mode: 0o640, owner: { uid: 0, gid } }]);
+  return { public_key: publicKeyOf(privateKey) };
+}
+
+/** Removes the DKIM keys of `domains` but the ones `keep` names (a rotation's old key, a domain gone). */
+async function pruneDkimKeys(domains: Iterable<string>, keep: DkimState[]): Promise<void> {
+  const names = await fs.readdir(dkimDir()).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return [] as string[];
+    throw error;
+  });
+  const kept = new Set(keep.map((key) => `${key.domain}.${key.selector}.key`));
+  for (const domain of domains) {
+    for (const name of names) {
+      if (name.startsWith(`${domain}.`) && DKIM_SELECTOR.test(name.slice(domain.length + 1, -".key".length)) && name.endsWith(".key") && !kept.has(name)) {
+        await fs.rm(path.join(dkimDir(), name), { force: true });
+      }
+    }
+  }
 }
 
 /** `postmap` on `table` (the command split on spaces, the table last, after `--`); null when it succeeded. */
@@ -345,12 +451,18 @@ export async function applyAccountMail(input: { username: string; suspended: boo
     }
     const before = await keepState(input.username, input.suspended, input.mail);
     if (before === false) return null;
+    let written: number | null;
     try {
-      return await rebuild(input.username);
+      written = await rebuild(input.username);
     } catch (error) {
       await restoreState(input.username, before);
       throw error;
     }
+    // Its keys that sign no more (a rotation's old one, a domain or the account gone): the public
+    // key may stay published for a while (the panel's zone), the private one is not needed.
+    const previous: AccountMail | null = before === null ? null : (JSON.parse(before) as { mail: AccountMail }).mail;
+    await pruneDkimKeys(new Set([...(previous?.domains ?? []), ...(input.mail?.domains ?? [])]), hasMail(input.mail) ? (input.mail.dkim ?? []) : []);
+    return written;
   });
   return { settle_ms: passwdWrittenAt === null ? 0 : msUntilSeen(passwdWrittenAt) };
 }

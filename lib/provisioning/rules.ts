@@ -117,3 +117,6 @@ export const MAIL_DOMAIN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?
 export const TARGET_ADDRESS = /^(?!.*\.\.)[a-z0-9](?:[a-z0-9._+=-]{0,62}[a-z0-9_+=-])?@(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
 export const MAX_TARGETS = 50;
 export const MAX_QUOTA_MB = 1_000_000;
+
+/** A DKIM selector the panel makes (a DNS label: `<selector>._domainkey.<domain>`, and a key file's name). */
+export const DKIM_SELECTOR = /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;

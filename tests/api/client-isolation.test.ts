@@ -14,7 +14,7 @@ import { endpointOf } from "@/lib/http/operation";
 import { operations } from "@/lib/http/registry";
 import { addPhpVersion } from "@/lib/php/service";
 import { createCronJob } from "@/lib/cron/service";
-import { createAlias, createMailbox } from "@/lib/email/service";
+import { createAlias, createMailbox, listMailDomains } from "@/lib/email/service";
 import { addSshKey } from "@/lib/ssh/service";
 import { createReseller } from "@/lib/resellers/service";
 import { testBackends } from "../support/database";
@@ -50,6 +50,7 @@ interface Holdings {
   sshKeyId: number;
   cronJobId: number;
   mailboxId: number;
+  mailDomainId: number;
   aliasId: number;
 }
 
@@ -68,6 +69,7 @@ const missing: Holdings = {
   sshKeyId: MISSING,
   cronJobId: MISSING,
   mailboxId: MISSING,
+  mailDomainId: MISSING,
   aliasId: MISSING,
 };
 
@@ -234,6 +236,7 @@ const routes: Route[] = [
     status: 422,
     field: "domain",
   },
+  { op: "POST /api/client/email/domains/{id}/dkim/rotate", what: "their mail domain's DKIM key", path: ({ theirs }) => `/api/client/email/domains/${theirs.mailDomainId}/dkim/rotate` },
   { op: "GET /api/client/email/mailboxes/{id}", what: "their mailbox", path: ({ theirs }) => `/api/client/email/mailboxes/${theirs.mailboxId}` },
   {
     op: "PUT /api/client/email/mailboxes/{id}",
@@ -286,6 +289,7 @@ async function holdingsOf(db: Database, account: HostingAccountRecord): Promise<
     sshKeyId: sshKey.id,
     cronJobId: cronJob.id,
     mailboxId: mailbox.id,
+    mailDomainId: (await listMailDomains(db, account.id))[0].id,
     aliasId: alias.id,
   };
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createPrivateKey, createPublicKey, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -18,6 +18,10 @@ import { removeLinuxUsers } from "../support/web-servers";
 // Postfix tables and Dovecot passwd-file → this file's own Postfix (SMTP on a free port) → LMTP →
 // Dovecot as the account's Linux user → a maildir in the account's home, read back over IMAP and
 // POP3 by curl with the mailbox's password. Real clients only: swaks for SMTP, curl for IMAP/POP3.
+// Sending: swaks submits on 587 (STARTTLS) and 465 (implicit TLS) with a mailbox's login; rspamd
+// signs with the domain's key made on this machine; Debian's dkimpy (python3-dkim, an
+// implementation of its own) verifies the delivered message against the TXT records of the zone
+// file the panel wrote (mailauth, which the issue names, is not among the project's packages).
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-mail-"));
 // Postfix's and Dovecot's users pass through it to the tables and the LMTP socket.
@@ -44,6 +48,64 @@ function sendMail(to: string, subject: string): Promise<string> {
 interface CurlResult {
   code: number;
   stdout: string;
+}
+
+/** swaks on a submission port, logged in as `login`: `implicit` TLS (465) or STARTTLS (587); null login: none. */
+function submit(options: { port: number; implicit: boolean; login: { user: string; password: string } | null; from: string; to: string; subject: string; headers?: string[] }): Promise<string> {
+  const args = [
+    "--server",
+    `127.0.0.1:${options.port}`,
+    options.implicit ? "--tls-on-connect" : "--tls",
+    ...(options.login ? ["--auth", "PLAIN", "--auth-user", options.login.user, "--auth-password", options.login.password] : []),
+    "--to",
+    options.to,
+    "--from",
+    options.from,
+    "--header",
+    `Subject: ${options.subject}`,
+    ...(options.headers ?? []).flatMap((header) => ["--header", header]),
+    "--body",
+    `the body of ${options.subject}`,
+    "--timeout",
+    "15",
+  ];
+  return new Promise((resolve) => execFile("swaks", args, { timeout: 30_000 }, (_error, stdout, stderr) => resolve(`${stdout}${stderr}`)));
+}
+
+/**
+ * The TXT records of the zone file the panel wrote for `domain`, by owner name (no final dot):
+ * each record's character-strings joined, after checking none is longer than 255 bytes.
+ */
+function zoneTxtRecords(zoneFile: string, domain: string): Map<string, string> {
+  const records = new Map<string, string>();
+  for (const line of fs.readFileSync(zoneFile, "utf8").split("\n")) {
+    const match = /^(\S+)\t\d+\tIN\tTXT\t(.*)$/.exec(line);
+    if (!match) continue;
+    const strings = [...match[2].matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((found) => found[1].replace(/\\(.)/g, "$1"));
+    for (const piece of strings) assert.ok(Buffer.byteLength(piece) <= 255, `a TXT string of ${Buffer.byteLength(piece)} bytes: ${line}`);
+    records.set(match[1] === "@" ? domain : `${match[1]}.${domain}`, strings.join(""));
+  }
+  return records;
+}
+
+const DKIM_VERIFY = `import sys, json, dkim
+records = json.loads(sys.argv[1])
+def dnsfunc(name, timeout=5):
+    text = records.get(name.decode().rstrip(".").lower())
+    return text.encode() if text is not None else None
+print(json.dumps({"pass": dkim.verify(sys.stdin.buffer.read(), dnsfunc=dnsfunc)}))
+`;
+
+/** dkimpy's verdict on `message`'s first DKIM-Signature, the keys looked up among `records` only. */
+function verifyDkim(message: string, records: Map<string, string>): boolean {
+  const out = execFileSync("/usr/bin/python3", ["-c", DKIM_VERIFY, JSON.stringify(Object.fromEntries(records))], { input: message, encoding: "utf8", timeout: 30_000 });
+  return JSON.parse(out).pass === true;
+}
+
+/** The d= and s= of each DKIM-Signature header of `message`. */
+function dkimSignatures(message: string): { d: string; s: string }[] {
+  const unfolded = message.replace(/\r?\n[ \t]+/g, " ");
+  return [...unfolded.matchAll(/^DKIM-Signature:(.*)$/gim)].map((found) => ({ d: /\bd=([^;\s]+)/.exec(found[1])?.[1] ?? "", s: /\bs=([^;\s]+)/.exec(found[1])?.[1] ?? "" }));
 }
 
 function curl(args: string[]): Promise<CurlResult> {
@@ -86,11 +148,18 @@ for (const backend of machineBackends("pglite")) {
     const domain = `${username}.example`;
     const home = () => path.join(root, "home", username);
     const password = "a mailbox password";
+    const otherUser = `${username}b`;
+    const otherDomain = `${otherUser}.example`;
+    const zoneFile = () => path.join(root, "zones", `${domain}.zone`);
+    const keyFile = (selector: string) => path.join(servers.env.MAIL_MAPS_DIR, "dkim", `${domain}.${selector}.key`);
+    let firstSelector: string;
+    let signedBeforeRotation: string;
     let accountId: number;
     let infoId: number;
     before(async () => {
       createdUsers.push(username);
-      env = await createEnvironment(backend, seed, { ...servers.env, SYSTEM_USERS: "1", HOME_ROOT: path.join(root, "home") });
+      createdUsers.push(otherUser);
+      env = await createEnvironment(backend, seed, { ...servers.env, SYSTEM_USERS: "1", HOME_ROOT: path.join(root, "home"), ZONES_DIR: path.join(root, "zones") });
     });
     after(async () => {
       await env?.teardown();
@@ -179,6 +248,107 @@ for (const backend of machineBackends("pglite")) {
       assert.deepEqual(await searchInbox(`info@${domain}`, password, own), [], "the catch-all took none of sales@'s mail");
     });
 
+    test("the mail domain has a DKIM key made on the machine: root's and rspamd's alone, its public half in the zone as TXT split into 255-byte strings", async () => {
+      const domains = await client().get("/api/client/email/domains");
+      assert.equal(domains.status, 200);
+      const mailDomain = domains.body.find((item: { domain: string }) => item.domain === domain);
+      firstSelector = mailDomain.dkim.selector;
+      assert.match(firstSelector, /^s\d{8}[0-9a-f]{8}$/);
+      assert.deepEqual(mailDomain.dkim.keys.map((key: { state: string }) => key.state), ["signing"]);
+      assert.equal(mailDomain.dns.dkim.status, "ok", JSON.stringify(mailDomain.dns.dkim));
+      assert.equal(mailDomain.dns.dkim.name, `${firstSelector}._domainkey.${domain}`);
+      assert.doesNotMatch(JSON.stringify(domains.body), /PRIVATE KEY/);
+      const key = fs.statSync(keyFile(firstSelector));
+      assert.equal(key.mode & 0o777, 0o640);
+      assert.equal(key.uid, 0);
+      assert.equal(key.gid, Number(execFileSync("getent", ["group", "_rspamd"], { encoding: "utf8" }).split(":")[2]));
+      const publicKey = createPublicKey(createPrivateKey(fs.readFileSync(keyFile(firstSelector)))).export({ type: "spki", format: "der" }).toString("base64");
+      const txt = zoneTxtRecords(zoneFile(), domain).get(`${firstSelector}._domainkey.${domain}`);
+      assert.equal(txt, `v=DKIM1; k=rsa; p=${publicKey}`);
+      assert.ok(txt!.length > 255, "the record needed more than one string");
+      assert.equal(createPublicKey({ key: Buffer.from(publicKey, "base64"), format: "der", type: "spki" }).asymmetricKeyDetails?.modulusLength, 2048);
+      assert.match(fs.readFileSync(path.join(servers.env.MAIL_MAPS_DIR, "dkim_selectors"), "utf8"), new RegExp(`^${domain.replaceAll(".", "\\.")} ${firstSelector}$`, "m"));
+    });
+
+    test("a message submitted on 587 with STARTTLS and a mailbox's login is delivered signed d=<domain>, and verifies against the zone's TXT", async () => {
+      const token = `signed-${randomBytes(4).toString("hex")}`;
+      const transcript = await submit({ port: servers.submissionPort, implicit: false, login: { user: `info@${domain}`, password }, from: `info@${domain}`, to: `sales@${domain}`, subject: token });
+      assert.match(transcript, /250 2\.0\.0 Ok: queued/, `${transcript}\n${servers.logs().slice(-4000)}`);
+      assert.match(transcript, /STARTTLS/);
+      const message = await readDelivered(`sales@${domain}`, password, token);
+      assert.deepEqual(dkimSignatures(message), [{ d: domain, s: firstSelector }], message);
+      assert.equal(verifyDkim(message, zoneTxtRecords(zoneFile(), domain)), true);
+      // The same message altered fails: the verdict is about this message.
+      assert.equal(verifyDkim(message.replace(`the body of ${token}`, "another body"), zoneTxtRecords(zoneFile(), domain)), false);
+      signedBeforeRotation = message;
+    });
+
+    test("465 with implicit TLS: delivered and signed too", async () => {
+      const token = `implicit-${randomBytes(4).toString("hex")}`;
+      const transcript = await submit({ port: servers.smtpsPort, implicit: true, login: { user: `info@${domain}`, password }, from: `info@${domain}`, to: `sales@${domain}`, subject: token });
+      assert.match(transcript, /250 2\.0\.0 Ok: queued/, transcript);
+      const message = await readDelivered(`sales@${domain}`, password, token);
+      assert.deepEqual(dkimSignatures(message).map((signature) => signature.d), [domain]);
+      assert.equal(verifyDkim(message, zoneTxtRecords(zoneFile(), domain)), true);
+    });
+
+    test("submission without a login is refused, on both ports; a wrong password too", async () => {
+      for (const implicit of [false, true]) {
+        const port = implicit ? servers.smtpsPort : servers.submissionPort;
+        const anonymous = await submit({ port, implicit, login: null, from: `info@${domain}`, to: `sales@${domain}`, subject: "never" });
+        assert.match(anonymous, /<[~-]\* 554 5\.7\.1 .*Client host rejected: Access denied/, anonymous);
+        const wrong = await submit({ port, implicit, login: { user: `info@${domain}`, password: "not the password" }, from: `info@${domain}`, to: `sales@${domain}`, subject: "never" });
+        assert.match(wrong, /<[~-]\* 535 5\.7\.8 .*authentication failed/, wrong);
+      }
+    });
+
+    test("a mailbox cannot send as another account's domain (553 at MAIL FROM); a From header of it goes out unsigned", async () => {
+      const created = await admin().post("/api/admin/accounts", { username: otherUser, domain: otherDomain, plan: "default" });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const other = apiClient(env.server.baseUrl, env.seed.adminKey, created.body.id);
+      assert.equal((await other.post("/api/client/email/mailboxes", { address: `ceo@${otherDomain}`, password, quota_mb: 10 })).status, 201);
+      const forged = await submit({ port: servers.submissionPort, implicit: false, login: { user: `info@${domain}`, password }, from: `ceo@${otherDomain}`, to: `sales@${domain}`, subject: "never" });
+      assert.match(forged, /<[~-]\* 553 5\.7\.1 <ceo@.*Sender address rejected: not owned by user info@/, forged);
+      // And B's own mailbox cannot send as A's domain.
+      const back = await submit({ port: servers.submissionPort, implicit: false, login: { user: `ceo@${otherDomain}`, password }, from: `info@${domain}`, to: `sales@${domain}`, subject: "never" });
+      assert.match(back, /<[~-]\* 553 5\.7\.1 .*not owned by user ceo@/, back);
+      // The envelope its own, the From header B's: rspamd does not sign it for either domain.
+      const token = `header-from-${randomBytes(4).toString("hex")}`;
+      const header = await submit({ port: servers.submissionPort, implicit: false, login: { user: `info@${domain}`, password }, from: `info@${domain}`, to: `sales@${domain}`, subject: token, headers: [`From: ceo@${otherDomain}`] });
+      assert.match(header, /250 2\.0\.0 Ok: queued/, header);
+      assert.deepEqual(dkimSignatures(await readDelivered(`sales@${domain}`, password, token)), []);
+    });
+
+    test("a DKIM rotation publishes the new selector, then signs with it; the old one stays published 7 days and mail it signed still verifies", async () => {
+      const domains = await client().get("/api/client/email/domains");
+      const mailDomain = domains.body.find((item: { domain: string }) => item.domain === domain);
+      const rotated = await client().post(`/api/client/email/domains/${mailDomain.id}/dkim/rotate`, {});
+      assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
+      const next = rotated.body.dkim.selector;
+      assert.notEqual(next, firstSelector);
+      const old = rotated.body.dkim.keys.find((key: { selector: string }) => key.selector === firstSelector);
+      assert.equal(old.state, "retired");
+      assert.equal(Date.parse(old.unpublished_after) - Date.parse(old.retired_at), 7 * 24 * 3600 * 1000);
+      assert.equal(rotated.body.dns.dkim.status, "ok");
+      const records = zoneTxtRecords(zoneFile(), domain);
+      assert.ok(records.has(`${firstSelector}._domainkey.${domain}`), "the old selector still resolves");
+      assert.ok(records.has(`${next}._domainkey.${domain}`));
+      assert.equal(verifyDkim(signedBeforeRotation, records), true, "mail signed before the rotation still verifies");
+      // The old private key is gone from the machine; the new one is there.
+      assert.equal(fs.existsSync(keyFile(firstSelector)), false);
+      assert.ok(fs.existsSync(keyFile(next)));
+      // rspamd reads its selector map again within a second or two: mail is signed with the new key.
+      const message = await waitFor("a message signed with the new selector", async () => {
+        const token = `rotated-${randomBytes(4).toString("hex")}`;
+        const transcript = await submit({ port: servers.submissionPort, implicit: false, login: { user: `info@${domain}`, password }, from: `info@${domain}`, to: `sales@${domain}`, subject: token });
+        assert.match(transcript, /250 2\.0\.0 Ok: queued/, transcript);
+        const delivered = await readDelivered(`sales@${domain}`, password, token);
+        return dkimSignatures(delivered)[0]?.s === next ? delivered : null;
+      }, 20_000);
+      assert.deepEqual(dkimSignatures(message), [{ d: domain, s: next }]);
+      assert.equal(verifyDkim(message, zoneTxtRecords(zoneFile(), domain)), true);
+    });
+
     test("a disabled mailbox refuses logins and keeps receiving; enabled again, its mail is there", async () => {
       assert.equal((await client().put(`/api/client/email/mailboxes/${infoId}`, { enabled: false })).status, 200);
       await waitFor("IMAP login refused", async () => (await searchInbox(`info@${domain}`, password, "x")) === null, 10_000);
@@ -203,6 +373,8 @@ for (const backend of machineBackends("pglite")) {
       const after = await sendMail(`info@${domain}`, "after termination");
       assert.match(after, /<\*\* 554 5\.7\.1 .*Relay access denied/, after);
       assert.equal(fs.existsSync(home()), false);
+      assert.deepEqual(fs.readdirSync(path.join(servers.env.MAIL_MAPS_DIR, "dkim")).filter((name) => name.startsWith(`${domain}.`)), [], "its DKIM keys are gone");
+      assert.doesNotMatch(fs.readFileSync(path.join(servers.env.MAIL_MAPS_DIR, "dkim_selectors"), "utf8"), new RegExp(domain));
     });
   });
 }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { test } from "node:test";
 import { checkedAnswer, heartbeatSchema, jobResultSchema } from "@/lib/nodes/answers";
 
@@ -77,6 +78,16 @@ test("other answers: names among those sent, sizes bounded", () => {
   refuse("mail.apply", { username: "alice", suspended: false, mail: null }, { settle_ms: 60_000 });
   refuse("mail.apply", { username: "alice", suspended: false, mail: null }, null);
   refuse("mail.usage", mailboxes, [{ address: "info@alice.example", mb: 1 }, { address: "info@alice.example", mb: 2 }]);
+  // A DKIM public key goes into the account's zone: a 2048-bit RSA key, nothing else.
+  const dkim = { domain: "alice.example", selector: "s1" };
+  const spki = (key: KeyObject) => key.export({ type: "spki", format: "der" }).toString("base64");
+  const rsa2048 = spki(generateKeyPairSync("rsa", { modulusLength: 2048 }).publicKey);
+  assert.deepEqual(checkedAnswer("n1", "mail.dkim-key", dkim, { public_key: rsa2048 }), { public_key: rsa2048 });
+  refuse("mail.dkim-key", dkim, { public_key: spki(generateKeyPairSync("rsa", { modulusLength: 1024 }).publicKey) });
+  refuse("mail.dkim-key", dkim, { public_key: spki(generateKeyPairSync("rsa", { modulusLength: 4096 }).publicKey) });
+  refuse("mail.dkim-key", dkim, { public_key: `${rsa2048.slice(0, 100)}"; v=spf1 +all; p=${rsa2048.slice(100)}` });
+  refuse("mail.dkim-key", dkim, { public_key: "A".repeat(392) });
+  refuse("mail.dkim-key", dkim, { public_key: `${rsa2048}\n` });
 });
 
 test("results and heartbeats: an unknown error code is a fault, messages and fields are bounded, a malformed beat is dropped", () => {

@@ -84,6 +84,7 @@ const honest: Answer = (job) => {
   if (job.op === "node.reconcile") return { ok: true, value: { failed: [] } };
   if (job.op === "account.disk-usage") return { ok: true, value: { mb: 0, enforced: false } };
   if (job.op === "mail.apply") return { ok: true, value: { settle_ms: 0 } };
+  if (job.op === "mail.dkim-key") return { ok: true, value: { public_key: null } };
   return { ok: true, value: null };
 };
 

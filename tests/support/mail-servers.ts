@@ -15,9 +15,18 @@ import { freePort } from "./server";
 // domains and maps, virtual alias maps, delivery to Dovecot's LMTP socket. Dovecot: IMAP on
 // `imapPort`, POP3 on `pop3Port` (plain text on loopback: TLS is the next slice), LMTP for Postfix,
 // passdb and userdb from the panel's passwd-file.
+//
+// Sending (docs/email.md "Sending"): submission on `submissionPort` (STARTTLS) and `smtpsPort`
+// (implicit TLS), both only with SASL authentication through Dovecot's auth socket and only as an
+// address the login owns (smtpd_sender_login_maps, the panel's sender_logins table); a certificate
+// made here for the machine's mail host name. What is submitted passes rspamd (its own instance:
+// own configuration, database and run directories, the proxy worker as a milter on
+// `rspamdPort`), which signs it with the domain's DKIM key from the panel's selector map.
 
 export interface MailServers {
   smtpPort: number;
+  submissionPort: number;
+  smtpsPort: number;
   imapPort: number;
   pop3Port: number;
   env: Record<string, string>;
@@ -29,7 +38,7 @@ export interface MailServers {
 const read = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "");
 
 /** Resolves once something accepts connections on 127.0.0.1:`port`; rejects after 20 s or when `child` exits. */
-function waitForPort(port: number, child: ChildProcess, output: () => string): Promise<void> {
+function waitForPort(port: number, child: ChildProcess, output: () => string, timeoutMs = 20_000): Promise<void> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const attempt = () => {
@@ -40,7 +49,7 @@ function waitForPort(port: number, child: ChildProcess, output: () => string): P
       });
       socket.once("error", () => {
         socket.destroy();
-        if (child.exitCode !== null || Date.now() - started > 20_000) return reject(new Error(`did not start on ${port}:\n${output()}`));
+        if (child.exitCode !== null || Date.now() - started > timeoutMs) return reject(new Error(`did not start on ${port}:\n${output()}`));
         setTimeout(attempt, 100);
       });
     };
@@ -77,11 +86,94 @@ lmtp      unix  -       -       n       -       -       lmtp
 anvil     unix  -       -       n       -       1       anvil
 scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
+tlsmgr    unix  -       -       n       1000?   1       tlsmgr
 `;
+
+/**
+ * A submission service of master.cf on `address`: TLS first (STARTTLS, or `implicit` from the
+ * connection's start), SASL authentication required, the sender one the login owns, rspamd as its
+ * milter. Docs/email.md "Sending" has the machine's copy.
+ */
+function submissionService(address: string, implicit: boolean, rspamdPort: number): string {
+  return [
+    `${address} inet n - n - - smtpd`,
+    `  -o syslog_name=postfix/${implicit ? "smtps" : "submission"}`,
+    ...(implicit ? ["  -o smtpd_tls_wrappermode=yes"] : []),
+    "  -o smtpd_tls_security_level=encrypt",
+    "  -o smtpd_sasl_auth_enable=yes",
+    "  -o smtpd_tls_auth_only=yes",
+    "  -o smtpd_client_restrictions=permit_sasl_authenticated,reject",
+    "  -o smtpd_sender_restrictions=reject_sender_login_mismatch",
+    "  -o smtpd_relay_restrictions=permit_sasl_authenticated,reject",
+    `  -o smtpd_milters=inet:127.0.0.1:${rspamdPort}`,
+    "",
+  ].join("\n");
+}
+
+/**
+ * rspamd's configuration: Debian's (CONFDIR=/etc/rspamd) with the proxy worker alone, as a milter
+ * on `port` that scans in its own process; LOCAL_CONFDIR's local.d holds what docs/email.md tells
+ * the admin to install (dkim_signing.conf, options.inc), and, for tests only, a short public
+ * suffix list (rspamd compiles Debian's 9,600 suffixes at every start: a minute on a loaded
+ * 2-core machine).
+ */
+function writeRspamdConfig(dirs: { rspamd: string }, mapsDir: string, port: number): string {
+  const local = path.join(dirs.rspamd, "local.d");
+  fs.mkdirSync(local, { recursive: true });
+  const suffixes = path.join(dirs.rspamd, "effective_tld_names.dat");
+  fs.writeFileSync(suffixes, "com\nnet\norg\nexample\ninvalid\ntest\n");
+  fs.writeFileSync(path.join(local, "dkim_signing.conf"), rspamdDkimSigning(mapsDir));
+  fs.writeFileSync(path.join(local, "options.inc"), `${RSPAMD_OPTIONS}url_tld = "${suffixes}";\n`);
+  const conf = path.join(dirs.rspamd, "rspamd.conf");
+  fs.writeFileSync(
+    conf,
+    `.include "$CONFDIR/common.conf"
+options {
+  pidfile = "$RUNDIR/rspamd.pid";
+  .include "$CONFDIR/options.inc"
+  .include(try=true; priority=1,duplicate=merge) "$LOCAL_CONFDIR/local.d/options.inc"
+}
+logging {
+  type = "file";
+  filename = "$LOGDIR/rspamd.log";
+  level = "info";
+}
+worker "rspamd_proxy" {
+  bind_socket = "127.0.0.1:${port}";
+  milter = yes;
+  timeout = 120s;
+  count = 1;
+  upstream "local" {
+    default = yes;
+    self_scan = yes;
+  }
+}
+`,
+  );
+  return conf;
+}
+
+/** local.d/dkim_signing.conf (docs/email.md "DKIM"): sign authenticated senders' mail with the panel's keys. */
+export const rspamdDkimSigning = (mapsDir: string) => `# The hosting panel's DKIM keys (docs/email.md "DKIM").
+enabled = true;
+sign_authenticated = true;
+sign_local = false;
+sign_inbound = false;
+use_domain = "header";
+use_esld = false;
+allow_hdrfrom_mismatch = false;
+allow_username_mismatch = false;
+try_fallback = false;
+selector_map = "${mapsDir}/dkim_selectors";
+path = "${mapsDir}/dkim/$domain.$selector.key";
+`;
+
+/** local.d/options.inc: the selector map is looked at every second (a tenth of the interval), not every 30 s. */
+const RSPAMD_OPTIONS = "map_watch_interval = 10s;\n";
 
 /** `root` must be a directory Postfix's and Dovecot's users can pass through (0755 up to /). */
 export async function startMailServers(root: string): Promise<MailServers> {
-  const [smtpPort, imapPort, pop3Port] = [await freePort(), await freePort(), await freePort()];
+  const [smtpPort, submissionPort, smtpsPort, imapPort, pop3Port, rspamdPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   const dirs = {
     postfix: path.join(root, "postfix"),
     queue: path.join(root, "postfix-queue"),
@@ -89,10 +181,19 @@ export async function startMailServers(root: string): Promise<MailServers> {
     maps: path.join(root, "mail-maps"),
     dovecotRun: path.join(root, "dovecot-run"),
     dovecotState: path.join(root, "dovecot-state"),
+    rspamd: path.join(root, "rspamd"),
+    rspamdDb: path.join(root, "rspamd-db"),
+    rspamdRun: path.join(root, "rspamd-run"),
   };
   for (const dir of Object.values(dirs)) fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
   fs.chmodSync(dirs.maps, 0o755);
   execFileSync("chown", ["postfix", dirs.data]);
+  execFileSync("chown", ["_rspamd:_rspamd", dirs.rspamdDb, dirs.rspamdRun]);
+  // The machine's certificate for its mail host name (self-signed here: swaks does not verify).
+  const tlsKey = path.join(root, "mail-key.pem");
+  const tlsCert = path.join(root, "mail-cert.pem");
+  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=mail.panel-test.invalid", "-keyout", tlsKey, "-out", tlsCert], { stdio: "ignore" });
+  const authSocket = path.join(dirs.dovecotRun, "auth-postfix");
   const maillog = path.join(root, "postfix.log");
   const dovecotLog = path.join(root, "dovecot.log");
   const lmtpSocket = path.join(dirs.dovecotRun, "lmtp");
@@ -117,6 +218,15 @@ export async function startMailServers(root: string): Promise<MailServers> {
       `virtual_mailbox_maps = ${map("virtual_mailboxes")}`,
       `virtual_alias_maps = ${map("virtual_aliases")}`,
       `virtual_transport = lmtp:unix:${lmtpSocket}`,
+      `smtpd_sender_login_maps = ${map("sender_logins")}`,
+      "smtpd_sasl_type = dovecot",
+      `smtpd_sasl_path = ${authSocket}`,
+      `smtpd_tls_chain_files = ${tlsKey}, ${tlsCert}`,
+      "smtpd_tls_security_level = may",
+      // rspamd signs what is submitted (the submission services below name it); nothing passes
+      // while it does not answer: mail waits in the sender's queue rather than leaving unsigned.
+      "milter_default_action = tempfail",
+      "milter_protocol = 6",
       `maillog_file_prefixes = ${root}`,
       `maillog_file = ${maillog}`,
       "smtputf8_enable = no",
@@ -124,15 +234,21 @@ export async function startMailServers(root: string): Promise<MailServers> {
       "",
     ].join("\n"),
   );
-  fs.writeFileSync(path.join(dirs.postfix, "master.cf"), `127.0.0.1:${smtpPort} inet n - n - - smtpd\n${MASTER_SERVICES}`);
+  fs.writeFileSync(
+    path.join(dirs.postfix, "master.cf"),
+    `127.0.0.1:${smtpPort} inet n - n - - smtpd\n${submissionService(`127.0.0.1:${submissionPort}`, false, rspamdPort)}${submissionService(`127.0.0.1:${smtpsPort}`, true, rspamdPort)}${MASTER_SERVICES}`,
+  );
   const postmap = ["postmap", "-c", dirs.postfix];
-  for (const name of ["virtual_domains", "virtual_mailboxes", "virtual_aliases"]) {
+  for (const name of ["virtual_domains", "virtual_mailboxes", "virtual_aliases", "sender_logins"]) {
     fs.writeFileSync(path.join(dirs.maps, name), `${MAIL_HEADER}\n`, { mode: 0o640 });
     execFileSync(postmap[0], [...postmap.slice(1), "--", map(name)]);
   }
   const passwd = path.join(dirs.maps, "passwd");
   fs.writeFileSync(passwd, `${MAIL_HEADER}\n`, { mode: 0o640 });
   execFileSync("chown", ["root:dovecot", passwd]);
+  const selectors = path.join(dirs.maps, "dkim_selectors");
+  fs.writeFileSync(selectors, `${MAIL_HEADER}\n`, { mode: 0o640 });
+  execFileSync("chown", ["root:_rspamd", selectors]);
   const dovecotConf = path.join(root, "dovecot.conf");
   fs.writeFileSync(
     dovecotConf,
@@ -173,6 +289,13 @@ service pop3-login {
     port = 0
   }
 }
+service auth {
+  unix_listener auth-postfix {
+    mode = 0660
+    user = postfix
+    group = postfix
+  }
+}
 service lmtp {
   unix_listener lmtp {
     mode = 0600
@@ -190,10 +313,31 @@ service lmtp {
     child.on("error", (error) => (output += `${error}\n`));
     return child;
   };
-  const logs = () => `${output}\n--- postfix\n${read(maillog)}\n--- dovecot\n${read(dovecotLog)}`;
+  const logs = () => `${output}\n--- postfix\n${read(maillog)}\n--- dovecot\n${read(dovecotLog)}\n--- rspamd\n${read(rspamdLog).split("\n").slice(-60).join("\n")}`;
   // start-fg: Postfix's master stays the test's child (stop() ends it like any other).
+  const rspamdConf = writeRspamdConfig(dirs, dirs.maps, rspamdPort);
+  const rspamdLog = path.join(dirs.rspamdRun, "rspamd.log");
   const postfix = start("postfix", ["-c", dirs.postfix, "start-fg"]);
   const dovecot = start("dovecot", ["-F", "-c", dovecotConf]);
+  const rspamd = start("rspamd", [
+    "-f",
+    "-c",
+    rspamdConf,
+    "-u",
+    "_rspamd",
+    "-g",
+    "_rspamd",
+    "--var",
+    "CONFDIR=/etc/rspamd",
+    "--var",
+    `LOCAL_CONFDIR=${dirs.rspamd}`,
+    "--var",
+    `DBDIR=${dirs.rspamdDb}`,
+    "--var",
+    `RUNDIR=${dirs.rspamdRun}`,
+    "--var",
+    `LOGDIR=${dirs.rspamdRun}`,
+  ]);
   const stop = async () => {
     // `postfix stop` ends the master the way Postfix does (its children, its pid file); the
     // child's own end is waited for, and forced past 10 s.
@@ -202,16 +346,25 @@ service lmtp {
     } catch {
       // not running (any more)
     }
-    await Promise.all([stopChild(postfix), stopChild(dovecot)]);
+    await Promise.all([stopChild(postfix), stopChild(dovecot), stopChild(rspamd)]);
   };
   try {
-    await Promise.all([waitForPort(smtpPort, postfix, logs), waitForPort(imapPort, dovecot, logs), waitForPort(pop3Port, dovecot, logs)]);
+    await Promise.all([
+      waitForPort(smtpPort, postfix, logs),
+      waitForPort(submissionPort, postfix, logs),
+      waitForPort(smtpsPort, postfix, logs),
+      waitForPort(imapPort, dovecot, logs),
+      waitForPort(pop3Port, dovecot, logs),
+      waitForPort(rspamdPort, rspamd, logs, 120_000),
+    ]);
   } catch (error) {
     await stop();
     throw error;
   }
   return {
     smtpPort,
+    submissionPort,
+    smtpsPort,
     imapPort,
     pop3Port,
     env: {

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { generateKeyPairSync } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -53,6 +54,9 @@ export type Refusal = (node: string, job: Job) => string | null;
 /** A restic snapshot id of the exact form the panel checks (64 hex digits). */
 export const standInSnapshotId = (digit: string) => digit.repeat(64);
 
+/** A DKIM public key as a node answers it (made once: a stand-in node keeps no private key). */
+const standInDkimKey = generateKeyPairSync("rsa", { modulusLength: 2048 }).publicKey.export({ type: "spki", format: "der" }).toString("base64");
+
 /** The value a node's agent answers `job` with, of the shape the panel checks (lib/nodes/answers.ts). */
 function valueOf(job: Job): unknown {
   const args = job.args as Record<string, unknown>;
@@ -67,6 +71,8 @@ function valueOf(job: Job): unknown {
       return { mb: null, enforced: false };
     case "mail.apply":
       return { settle_ms: 0 };
+    case "mail.dkim-key":
+      return { public_key: standInDkimKey };
     case "mail.usage":
       return (args.mailboxes as { localPart: string; domain: string }[]).map((mailbox) => ({ address: `${mailbox.localPart}@${mailbox.domain}`, mb: 0 }));
     case "databases.call":

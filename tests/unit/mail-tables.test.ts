@@ -50,12 +50,13 @@ const account = (overrides: Partial<RenderedAccount> = {}, mail: Partial<Rendere
       { localPart: "sales", domain: "alice.example", targets: ["info@alice.example", "someone+tag@elsewhere.example"] },
       { localPart: "", domain: "alice.example", targets: ["info@alice.example"] },
     ],
+    dkim: [{ domain: "alice.example", selector: "s20261128a1b2c3d4" }],
     ...mail,
   },
 });
 
 test("the tables: domains, mailboxes, aliases with each mailbox to itself and the catch-all, the passwd-file's line", () => {
-  const tables = renderMailTables([account(), account({ username: "bob", uid: 1002, gid: 1003, suspended: true }, { domains: ["bob.example"], mailboxes: [{ localPart: "me", domain: "bob.example", passwordHash: HASH, quotaMb: 5, enabled: true }], aliases: [] })]);
+  const tables = renderMailTables([account(), account({ username: "bob", uid: 1002, gid: 1003, suspended: true }, { domains: ["bob.example"], mailboxes: [{ localPart: "me", domain: "bob.example", passwordHash: HASH, quotaMb: 5, enabled: true }], aliases: [], dkim: [] })]);
   const header = "# Written by the hosting panel from its records; edit through the panel.\n";
   assert.equal(tables.virtual_domains, `${header}alice.example OK\nbob.example OK\n`);
   assert.equal(tables.virtual_mailboxes, `${header}info@alice.example OK\nme@bob.example OK\n`);
@@ -68,6 +69,9 @@ test("the tables: domains, mailboxes, aliases with each mailbox to itself and th
     `${header}info@alice.example:${HASH}:1001:1001::/srv/homes/alice/mail/alice.example/info::userdb_quota_rule=*:storage=100M\n` +
       `me@bob.example:${HASH}:1002:1003::/srv/homes/bob/mail/bob.example/me::userdb_quota_rule=*:storage=5M nologin=y\n`,
   );
+  // Who may send as each domain: the account's mailboxes (smtpd_sender_login_maps); the key each domain signs with (rspamd).
+  assert.equal(tables.sender_logins, `${header}@alice.example info@alice.example\n@bob.example me@bob.example\n`);
+  assert.equal(tables.dkim_selectors, `${header}alice.example s20261128a1b2c3d4\n`);
   const disabled = renderMailTables([account({}, { mailboxes: [{ localPart: "info", domain: "alice.example", passwordHash: HASH, quotaMb: 100, enabled: false }] })]);
   assert.match(disabled.passwd, / nologin=y\n$/);
   assert.equal(renderMailTables([]).passwd, header);
@@ -94,6 +98,11 @@ test("every value is checked again: hostile local parts, domains, targets, hashe
   for (const passwordHash of broken) {
     assertRefused(() => renderMailTables([account({}, { mailboxes: [{ localPart: "info", domain: "alice.example", passwordHash, quotaMb: 1, enabled: true }] })]), "password hash");
   }
+  for (const selector of ["", "S1", "1s", "s.1", "s 1", "s\n1", "s_1", "s/1", "s-", `s${"a".repeat(63)}`]) {
+    assertRefused(() => renderMailTables([account({}, { dkim: [{ domain: "alice.example", selector }] })]), "DKIM selector");
+  }
+  assert.throws(() => renderMailTables([account({}, { dkim: [{ domain: "bob.example", selector: "s1" }] })]), /not a mail domain of alice/);
+  assert.throws(() => renderMailTables([account({}, { dkim: [{ domain: "alice.example", selector: "s1" }, { domain: "alice.example", selector: "s2" }] })]), /two DKIM selectors/);
   assertRefused(() => renderMailTables([account({ uid: 0 })]), "uid");
   assertRefused(() => renderMailTables([account({ gid: Number.NaN })]), "gid");
   assertRefused(() => renderMailTables([account({}, { mailboxes: [{ localPart: "info", domain: "alice.example", passwordHash: HASH, quotaMb: 0, enabled: true }] })]), "quota");
