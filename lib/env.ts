@@ -107,6 +107,8 @@ const envSchema = z.object({
   MAIL_MAPS_DIR: z.string().trim().min(1).default("/etc/hosting-panel/mail"),
   MAIL_POSTMAP_COMMAND: z.string().trim().min(1).default("postmap"),
   MAIL_RELOAD_COMMAND: z.string().trim().default("postfix reload"),
+  // Ends a mailbox's open IMAP and POP3 sessions, run with its address after `--` once it may log in no more.
+  MAIL_KICK_COMMAND: z.string().trim().default("doveadm kick"),
   MAIL_DOVECOT_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("dovecot"),
   // rspamd's workers run as this group and read the DKIM keys (MAIL_MAPS_DIR/dkim, docs/email.md "DKIM").
   MAIL_DKIM_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("_rspamd"),
@@ -244,6 +246,7 @@ function loadEnv(source: NodeJS.ProcessEnv) {
           mapsDir: path.resolve(/* turbopackIgnore: true */ raw.MAIL_MAPS_DIR),
           postmapCommand: raw.MAIL_POSTMAP_COMMAND,
           reloadCommand: raw.MAIL_RELOAD_COMMAND || null,
+          kickCommand: raw.MAIL_KICK_COMMAND || null,
           dovecotGroup: raw.MAIL_DOVECOT_GROUP,
           dkimGroup: raw.MAIL_DKIM_GROUP,
         }

@@ -428,6 +428,28 @@ async function keepState(username: string, suspended: boolean, mail: AccountMail
   return before;
 }
 
+/** The addresses of `state`'s mailboxes that may log in: enabled, of an account not suspended. */
+function loginAddresses(state: { suspended: boolean; mail: AccountMail | null } | null): Set<string> {
+  if (!state?.mail || state.suspended) return new Set();
+  return new Set(state.mail.mailboxes.filter((mailbox) => mailbox.enabled).map((mailbox) => `${mailbox.localPart}@${mailbox.domain}`));
+}
+
+/**
+ * Ends the open IMAP and POP3 sessions of `addresses` (MAIL_KICK_COMMAND, each address after
+ * `--`): a login taken away — a suspension, a mailbox disabled or removed — also closes what was
+ * open. Called once Dovecot sees the new passwd-file, so a client that logs in again is refused.
+ * A failure is logged: the logins are refused already, and the change stands.
+ */
+async function endSessions(addresses: string[]): Promise<void> {
+  const command = env().mail!.kickCommand;
+  if (!command) return;
+  const [program, ...args] = command.split(/\s+/);
+  for (const address of addresses) {
+    const result = await runChild(program, [...args, "--", address], { env: toolEnv(), timeoutMs: 30_000 });
+    if (result.code !== 0) console.error(`[mail] the sessions of ${address} were not ended: ${exitReason(result)}`);
+  }
+}
+
 /** Puts back what keepState replaced (`before`: the old text, null when there was none). */
 async function restoreState(username: string, before: string | null): Promise<void> {
   if (before === null) await fs.rm(accountFile(username), { force: true });
@@ -439,11 +461,13 @@ async function restoreState(username: string, before: string | null): Promise<vo
  * HOME/mail made, the machine's tables rebuilt. A refusal puts the account's previous state back
  * (and its tables stay as they were) and fails the change. `settle_ms`: how long until Dovecot
  * sees the change (markPasswdChanged) — the API waits that long once its transaction has ended,
- * so a login or a delivery right after its answer meets the new file.
+ * so a login or a delivery right after its answer meets the new file. Logins it takes away (a
+ * suspension, a mailbox disabled or removed) end their open sessions too (endSessions), once
+ * Dovecot sees the file: then it has waited itself, and `settle_ms` is 0.
  */
 export async function applyAccountMail(input: { username: string; suspended: boolean; mail: AccountMail | null }): Promise<{ settle_ms: number }> {
   if (!mailServerEnabled()) return { settle_ms: 0 };
-  const passwdWrittenAt = await inTurn(async () => {
+  const change = await inTurn(async () => {
     if (hasMail(input.mail)) {
       await assertPanelUser(input.username);
       const user = (await linuxPasswdEntries()).get(input.username)!;
@@ -460,11 +484,18 @@ export async function applyAccountMail(input: { username: string; suspended: boo
     }
     // Its keys that sign no more (a rotation's old one, a domain or the account gone): the public
     // key may stay published for a while (the panel's zone), the private one is not needed.
-    const previous: AccountMail | null = before === null ? null : (JSON.parse(before) as { mail: AccountMail }).mail;
+    const previousState = before === null ? null : (JSON.parse(before) as { suspended: boolean; mail: AccountMail });
+    const previous = previousState?.mail ?? null;
     await pruneDkimKeys(new Set([...(previous?.domains ?? []), ...(input.mail?.domains ?? [])]), hasMail(input.mail) ? (input.mail.dkim ?? []) : []);
-    return written;
+    const loginsNow = loginAddresses(input);
+    return { written, loginsGone: [...loginAddresses(previousState)].filter((address) => !loginsNow.has(address)) };
   });
-  return { settle_ms: passwdWrittenAt === null ? 0 : msUntilSeen(passwdWrittenAt) };
+  if (change === null) return { settle_ms: 0 };
+  const settleMs = change.written === null ? 0 : msUntilSeen(change.written);
+  if (change.loginsGone.length === 0) return { settle_ms: settleMs };
+  await new Promise((resolve) => setTimeout(resolve, settleMs));
+  await endSessions(change.loginsGone);
+  return { settle_ms: 0 };
 }
 
 /** Termination and a move's last step on its source: the account's mail is served here no more (its maildirs go with its home). */

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
 import { createPrivateKey, createPublicKey, randomBytes } from "node:crypto";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -135,6 +136,25 @@ async function readDelivered(address: string, password: string, token: string): 
   const message = await curl(["--user", `${address}:${password}`, imapUrl(`;UID=${uids[0]}`)]);
   assert.equal(message.code, 0);
   return message.stdout;
+}
+
+/** An IMAP session of `address`, logged in and IDLE on its INBOX; `closed` resolves when the server ends it. */
+async function idleSession(address: string, password: string) {
+  const socket = net.connect(servers.imapPort, "127.0.0.1");
+  let said = "";
+  socket.setEncoding("utf8");
+  socket.on("data", (chunk) => (said += chunk));
+  socket.on("error", () => undefined); // a session the server ends may reset: `closed` says it
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  const answered = (pattern: RegExp) => waitFor(`IMAP ${pattern} (it said: ${said.slice(-200)})`, async () => pattern.test(said), 10_000);
+  await answered(/^\* OK/m);
+  socket.write(`a1 LOGIN "${address}" "${password}"\r\n`);
+  await answered(/^a1 OK/m);
+  socket.write("a2 SELECT INBOX\r\n");
+  await answered(/^a2 OK/m);
+  socket.write("a3 IDLE\r\n");
+  await answered(/^\+ idling/m);
+  return { closed, end: () => socket.destroy() };
 }
 
 async function seed(db: Database) {
@@ -356,6 +376,25 @@ for (const backend of machineBackends("pglite")) {
       assert.match(await sendMail(`info@${domain}`, token), /250 2\.0\.0 Ok: queued/);
       assert.equal((await client().put(`/api/client/email/mailboxes/${infoId}`, { enabled: true })).status, 200);
       await readDelivered(`info@${domain}`, password, token);
+    });
+
+    test("suspending the account refuses its logins and ends an open IMAP IDLE session before it answers; mail sent meanwhile is there after unsuspend", async () => {
+      const session = await idleSession(`info@${domain}`, password);
+      try {
+        let ended = false;
+        void session.closed.then(() => (ended = true));
+        const suspended = await admin().post(`/api/admin/accounts/${accountId}/suspend`, { reason: "unpaid" });
+        assert.equal(suspended.status, 200, JSON.stringify(suspended.body));
+        // The kick went out before the answer; the socket's close reaches this process a moment later.
+        await waitFor("the IDLE session ended", async () => ended, 2_000);
+        assert.equal(await searchInbox(`info@${domain}`, password, "x"), null, "a new login is refused");
+        const token = `while-suspended-${randomBytes(4).toString("hex")}`;
+        assert.match(await sendMail(`info@${domain}`, token), /250 2\.0\.0 Ok: queued/);
+        assert.equal((await admin().post(`/api/admin/accounts/${accountId}/unsuspend`)).status, 200);
+        await readDelivered(`info@${domain}`, password, token);
+      } finally {
+        session.end();
+      }
     });
 
     test("a new password works at once, the old one no more", async () => {

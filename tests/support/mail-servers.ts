@@ -372,6 +372,7 @@ service lmtp {
       MAIL_MAPS_DIR: dirs.maps,
       MAIL_POSTMAP_COMMAND: postmap.join(" "),
       MAIL_RELOAD_COMMAND: `postfix -c ${dirs.postfix} reload`,
+      MAIL_KICK_COMMAND: `doveadm -c ${dovecotConf} kick`,
       MAIL_DOVECOT_GROUP: "dovecot",
     },
     logs,
