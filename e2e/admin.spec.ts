@@ -43,7 +43,8 @@ test("create a key: secret shown once, works, disabled → 403, deleted → 401"
   await screenshot(page, "api-key-edit");
   await page.getByLabel("Enable API Key").uncheck();
   await page.getByRole("button", { name: "Save Changes" }).click();
-  await expect(page).toHaveURL(/\/admin\/settings\/api-keys$/);
+  // Back to the list as it was left (its search kept).
+  await expect(page).toHaveURL(/\/admin\/settings\/api-keys\?search=Billing$/);
   expect((await api("/api/client/account", credentials, "alice")).status).toBe(403);
 
   await page.goto(`${state().baseUrl}/admin/settings/api-keys?search=Billing`);
