@@ -201,8 +201,13 @@ test("a name another key has gets a warning, and can still be saved", async ({ p
   await page.goto(`${state().baseUrl}${LIST}/create`);
   await page.getByLabel("Name").fill("bulk-key-07");
   await expect(page.getByText("Another key is already called “bulk-key-07”.")).toBeVisible();
-  await page.getByLabel("Name").fill("bulk-key-07 (second)");
+  await page.getByLabel("Name").fill("Twin integration");
   await expect(page.getByText("Another key is already called")).toHaveCount(0);
+  // A key just made with "Create & create another" counts too.
+  await page.getByRole("button", { name: "Create & create another" }).click();
+  await expect(page.getByRole("heading", { name: "API key “Twin integration” created" })).toBeVisible();
+  await page.getByLabel("Name").fill("twin integration ");
+  await expect(page.getByText("Another key is already called “Twin integration”.")).toBeVisible();
   // Editing a key does not warn about its own name.
   await page.goto(`${state().baseUrl}${LIST}?search=bulk-key-07`);
   await page.getByRole("link", { name: "Edit bulk-key-07" }).click();

@@ -61,6 +61,8 @@ const choices = (choose: string, records: { id: number; username: string }[]) =>
  */
 export function ApiKeyForm({ keyId, initial, listHref = LIST, keyNames, resellers, accounts }: Props) {
   const [created, setCreated] = useState<{ key: NewKey; another: boolean } | null>(null);
+  // Names of keys made on this page since it loaded ("Create & create another"): taken too.
+  const [madeHere, setMadeHere] = useState<string[]>([]);
   const { form, message, onSubmit } = useAdminForm({
     schema: createApiKeySchema,
     defaultValues: initial ?? blankKey(),
@@ -68,12 +70,14 @@ export function ApiKeyForm({ keyId, initial, listHref = LIST, keyNames, reseller
     doneHref: listHref,
     onSaved: (key, button) => {
       setCreated({ key, another: button === "another" });
+      setMadeHere((names) => [...names, key.name]);
       form.reset(blankKey());
     },
   });
   const scope = form.watch("scope");
   const name = (form.watch("name") ?? "").trim().toLowerCase();
-  const namesake = name ? keyNames.find((other) => other.id !== keyId && other.name.trim().toLowerCase() === name) : undefined;
+  const taken = [...keyNames.filter((other) => other.id !== keyId).map((other) => other.name), ...madeHere];
+  const namesake = name ? taken.find((other) => other.trim().toLowerCase() === name) : undefined;
   return (
     <>
       {created && <CreatedKey key={created.key.key} created={created.key} />}
@@ -101,7 +105,7 @@ export function ApiKeyForm({ keyId, initial, listHref = LIST, keyNames, reseller
               hint={
                 namesake ? (
                   <span className="warning" role="status">
-                    Another key is already called “{namesake.name}”. Two keys may share a name, but the list and the audit log
+                    Another key is already called “{namesake}”. Two keys may share a name, but the list and the audit log
                     then cannot tell them apart: a distinct name (e.g. with the system or the year) helps.
                   </span>
                 ) : (
