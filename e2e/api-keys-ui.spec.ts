@@ -222,6 +222,7 @@ test("rows per page, the page and the search stay after an edit; the pager says 
   await page.getByLabel("Rows per page").selectOption("25");
   await expect(page.getByText("1–25 of 60")).toBeVisible();
   await page.getByRole("button", { name: "Next" }).click();
+  await expect(page.getByText("26–50 of 60")).toBeVisible();
   await page.getByRole("button", { name: "Next" }).click();
   await expect(page.getByText("51–60 of 60")).toBeVisible();
   await expect(page).toHaveURL(/page=3/);

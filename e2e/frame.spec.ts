@@ -56,11 +56,11 @@ test.describe("at 1440 × 900", () => {
     await expect(skip).toBeFocused();
     await expect(skip).toBeInViewport();
     await page.keyboard.press("Enter");
-    await expect(page.locator("main#content")).toBeFocused();
+    await expect(page.locator("main#main-content")).toBeFocused();
     // The next Tab goes into the content, not back through the menu.
     await page.keyboard.press("Tab");
     const focused = page.locator(":focus");
-    expect(await focused.evaluate((element) => element.closest("main")?.id)).toBe("content");
+    expect(await focused.evaluate((element) => element.closest("main")?.id)).toBe("main-content");
     const outline = await focused.evaluate((element) => {
       const style = getComputedStyle(element);
       return { width: style.outlineWidth, style: style.outlineStyle };
@@ -103,7 +103,7 @@ test.describe("at 390 × 844", () => {
     const wide: string[] = [];
     for (const path of pages) {
       await page.goto(`${state().baseUrl}${path}`);
-      await expect(page.locator("main#content")).toBeVisible();
+      await expect(page.locator("main#main-content")).toBeVisible();
       if (await scrollsSideways(page)) wide.push(`${path}: ${await page.evaluate(() => document.documentElement.scrollWidth)} px`);
     }
     expect(wide, "pages wider than the screen").toEqual([]);

@@ -20,7 +20,7 @@ export default async function AdminLayout({ children }: { children: ReactNode })
   const timeZone = knownTimeZone((await cookies()).get(TIME_ZONE_COOKIE)?.value);
   return (
     <TimeZoneProvider zone={timeZone}>
-      <a className="skip-link" href="#content">
+      <a className="skip-link" href="#main-content">
         Skip to content
       </a>
       <div className="shell">
@@ -53,7 +53,7 @@ export default async function AdminLayout({ children }: { children: ReactNode })
               <SignOutButton />
             </span>
           </div>
-          <main id="content" tabIndex={-1}>
+          <main id="main-content" tabIndex={-1}>
             {children}
           </main>
         </div>
