@@ -11,7 +11,12 @@ test("a wrong password is refused; the right one opens the dashboard with real c
   await expect(page.locator("p.alert")).toContainText("Wrong email or password");
   await screenshot(page, "login");
   await signIn(page);
-  await expect(page.getByRole("region", { name: "CPU and RAM (%)" }).locator("svg.recharts-surface").first()).toBeVisible();
+  // The hour's chart averages 30 s per point (samples every 2 s here): until a second point
+  // exists it says "Collecting data" (e2e/dashboard.spec.ts), so a fresh server may need a reload.
+  await expect(async () => {
+    await page.reload();
+    await expect(page.getByRole("region", { name: "CPU and RAM (%)" }).locator("svg.recharts-surface").first()).toBeVisible({ timeout: 1000 });
+  }).toPass({ timeout: 60_000 });
   await expect(page.getByText("Hostname")).toBeVisible();
   await expect(page.locator(".recharts-line").first()).toBeAttached();
   await expect(page.locator(".recharts-bar-rectangle").first()).toBeVisible();
@@ -43,7 +48,8 @@ test("create a key: secret shown once, works, disabled → 403, deleted → 401"
   await screenshot(page, "api-key-edit");
   await page.getByLabel("Enable API Key").uncheck();
   await page.getByRole("button", { name: "Save Changes" }).click();
-  await expect(page).toHaveURL(/\/admin\/settings\/api-keys$/);
+  // Back to the list as it was left (its search kept).
+  await expect(page).toHaveURL(/\/admin\/settings\/api-keys\?search=Billing$/);
   expect((await api("/api/client/account", credentials, "alice")).status).toBe(403);
 
   await page.goto(`${state().baseUrl}/admin/settings/api-keys?search=Billing`);

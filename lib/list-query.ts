@@ -23,6 +23,19 @@ export function listQueryFromUrl(searchParams: Record<string, string | string[] 
   return parsed.success ? parsed.data : listQuerySchema.parse({});
 }
 
+/**
+ * A list's query as the URL's query string ("page=2&per_page=5"), defaults left out: an edit page
+ * links back to the list as the admin left it.
+ */
+export function listQueryString(query: z.output<typeof listQuerySchema>): string {
+  const defaults = listQuerySchema.parse({});
+  const params = new URLSearchParams();
+  if (query.search !== defaults.search) params.set("search", query.search);
+  if (query.page !== defaults.page) params.set("page", String(query.page));
+  if (query.per_page !== defaults.per_page) params.set("per_page", String(query.per_page));
+  return params.toString();
+}
+
 /** A LIKE/ILIKE pattern matching `search` anywhere, its wildcards taken literally. */
 export const containsPattern = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 

@@ -17,9 +17,14 @@ export function BackupAlerts({ accounts, scheduled }: { accounts: AccountBackupS
     <section className="card" aria-labelledby="backups-heading" style={{ marginTop: "1.5rem" }}>
       <h2 id="backups-heading">Backups</h2>
       {!scheduled && <p className="alert">Nightly backups are off: set BACKUP_SCHEDULE to a time of day (e.g. 02:00) in the panel&apos;s configuration to turn them on.</p>}
-      {failed.length === 0 && missed.length === 0 ? (
+      {accounts.length === 0 ? (
         <p>
-          <Badge tone="ok">All {accounts.length} accounts backed up</Badge> within the last night.
+          <Badge tone="neutral">No accounts yet</Badge> Each account is backed up from the first night after it is created.
+        </p>
+      ) : failed.length === 0 && missed.length === 0 ? (
+        <p>
+          <Badge tone="ok">{accounts.length === 1 ? "1 account backed up" : `All ${accounts.length} accounts backed up`}</Badge> within the last
+          night.
         </p>
       ) : (
         <ul>

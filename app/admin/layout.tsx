@@ -1,6 +1,7 @@
 import { cookies } from "next/headers";
 import Link from "next/link";
 import type { ReactNode } from "react";
+import { MainMenu } from "@/components/main-menu";
 import { NavLink } from "@/components/nav-link";
 import { SignOutButton } from "@/components/sign-out-button";
 import { TimeZoneProvider } from "@/components/time";
@@ -19,13 +20,16 @@ export default async function AdminLayout({ children }: { children: ReactNode })
   const timeZone = knownTimeZone((await cookies()).get(TIME_ZONE_COOKIE)?.value);
   return (
     <TimeZoneProvider zone={timeZone}>
+      <a className="skip-link" href="#main-content">
+        Skip to content
+      </a>
       <div className="shell">
         <aside className="sidebar">
           <Link className="brand" href="/admin">
             Hosting Panel
           </Link>
           {!admin.mustSetUpTwoFactor && (
-            <nav aria-label="Main">
+            <MainMenu>
               <NavLink href="/admin">Dashboard</NavLink>
               <div className="group">Hosting</div>
               <NavLink href="/admin/accounts">Hosting accounts</NavLink>
@@ -38,7 +42,7 @@ export default async function AdminLayout({ children }: { children: ReactNode })
               <NavLink href="/admin/settings/api-keys">API Keys</NavLink>
               <NavLink href="/admin/settings/admins">Admins</NavLink>
               <NavLink href="/admin/settings/two-factor">Two-factor sign-in</NavLink>
-            </nav>
+            </MainMenu>
           )}
         </aside>
         <div className="main">
@@ -49,7 +53,9 @@ export default async function AdminLayout({ children }: { children: ReactNode })
               <SignOutButton />
             </span>
           </div>
-          {children}
+          <main id="main-content" tabIndex={-1}>
+            {children}
+          </main>
         </div>
       </div>
     </TimeZoneProvider>

@@ -5,16 +5,24 @@ import { ADMIN } from "@/lib/accounts/manager";
 import { requireAdminSession } from "@/lib/admin-session/session";
 import { backupStatus } from "@/lib/backups/service";
 import { env } from "@/lib/env";
-import { getMetricsHistory, getMetricsStats, getServiceHistory, getSystemInfo } from "@/lib/metrics/service";
+import { getMetricsStats, getServiceHistory, getSystemInfo, isMetricsRange, queryMetricsOverRange } from "@/lib/metrics/service";
+import { flaggedAccounts, fleetNodes, needsAttention } from "@/lib/nodes/fleet";
 import { clearDashboardCache } from "./actions";
 import { BackupAlerts } from "./backup-alerts";
+import { FleetTable, NeedsAttention } from "./fleet";
 
 export const metadata: Metadata = { title: "Dashboard" };
 
-export default async function DashboardPage() {
+// The dashboard: what needs the admin now, every node, this machine's system, backups, then the
+// charts over the range picked (?range=1h|24h|7d|30d, 1 h without one).
+export default async function DashboardPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { db } = await requireAdminSession();
-  const [history, stats, system, services, backups] = await Promise.all([
-    getMetricsHistory(60),
+  const asked = (await searchParams).range;
+  const range = isMetricsRange(asked) ? asked : "1h";
+  const [nodes, flagged, overRange, stats, system, services, backups] = await Promise.all([
+    fleetNodes(db),
+    flaggedAccounts(db),
+    queryMetricsOverRange(db, range, env().metricsIntervalS),
     getMetricsStats(),
     getSystemInfo(),
     getServiceHistory(300),
@@ -25,14 +33,16 @@ export default async function DashboardPage() {
       <div className="actions" style={{ justifyContent: "space-between" }}>
         <h1>Dashboard</h1>
         <form action={clearDashboardCache} className="actions">
-          <Link className="button" href="/admin">
+          <Link className="button" href={`/admin?range=${range}`}>
             Refresh
           </Link>
           <button type="submit">Clear cache</button>
         </form>
       </div>
+      <NeedsAttention items={needsAttention(nodes, backups.accounts, flagged)} />
+      <FleetTable nodes={nodes} />
       <section className="card" aria-labelledby="system-heading">
-        <h2 id="system-heading">System</h2>
+        <h2 id="system-heading">This machine</h2>
         <div className="grid">
           <div>
             <div className="muted">Hostname</div>
@@ -63,7 +73,7 @@ export default async function DashboardPage() {
         </div>
       </section>
       <BackupAlerts accounts={backups.accounts} scheduled={env().backup.schedule !== null} />
-      <MetricsCharts history={history} stats={stats} services={services} />
+      <MetricsCharts overRange={overRange} stats={stats} services={services} />
     </>
   );
 }

@@ -1,9 +1,8 @@
-import fs from "node:fs/promises";
-import os from "node:os";
 import { jetstream, type JsMsg } from "@nats-io/jetstream";
 import { connect, type NatsConnection, nkeyAuthenticator } from "@nats-io/transport-node";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { readHostFigures } from "@/lib/provisioning/host-figures";
 import { createSampler, type MachineSample } from "@/lib/provisioning/metrics-sample";
 import { mysqlProvisioner, setDatabaseServerNode } from "@/lib/provisioning/mysql";
 import type { NodeConfig } from "./config";
@@ -42,11 +41,7 @@ import {
 const WORKING_EVERY_MS = 20_000;
 
 async function heartbeat(): Promise<Heartbeat> {
-  const disk = await fs.statfs(env().homeRoot).then(
-    (stats) => ({ total_bytes: stats.blocks * stats.bsize, used_bytes: (stats.blocks - stats.bfree) * stats.bsize }),
-    () => null,
-  );
-  return { agent_version: AGENT_VERSION, protocol: PROTOCOL_VERSION, disk, load: os.loadavg() };
+  return { agent_version: AGENT_VERSION, protocol: PROTOCOL_VERSION, ...(await readHostFigures(env().homeRoot)) };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isKnownEndpoint } from "@/lib/http/registry";
+import { endpointsRefusedFor } from "./endpoints";
 import { timestamp } from "@/lib/http/operation";
 import { type ListQuery, listQuerySchema } from "@/lib/list-query";
 import { addressOrCidrError } from "@/lib/net/ip-syntax";
@@ -46,6 +47,8 @@ function checkConsistency(key: Partial<ApiKeyFields>, ctx: z.RefinementCtx) {
       message: "Select at least one endpoint, or allow all endpoints",
     });
   }
+  const refused = key.scope && key.allow_all_endpoints === false && key.allowed_endpoints ? endpointsRefusedFor(key.scope, key.allowed_endpoints) : null;
+  if (refused) ctx.addIssue({ code: "custom", path: ["allowed_endpoints"], message: refused });
 }
 
 /** Create form, CLI and service input. Enable and Allow all endpoints start on. */

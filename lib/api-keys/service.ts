@@ -1,4 +1,4 @@
-import { count, desc, eq, like, or, type SQL } from "drizzle-orm";
+import { asc, count, desc, eq, like, or, type SQL, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { adminUsers, apiKeys, hostingAccounts, resellers } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
@@ -14,7 +14,9 @@ import {
   type UpdateApiKeyInput,
   updateApiKeySchema,
 } from "./schemas";
-import { maskSecret, newApiKeyToken, newApiSecret, sha256Hex } from "./tokens";
+import { endpointsRefusedFor } from "./endpoints";
+import { withoutMask } from "./search-terms";
+import { maskSecret, newApiKeyToken, newApiSecret, SECRET_START_LENGTH, sha256Hex } from "./tokens";
 
 const recordColumns = {
   id: apiKeys.id,
@@ -119,7 +121,7 @@ export async function createApiKey(
         name: fields.name,
         key,
         secretHash: sha256Hex(secret),
-        secretStart: secret.slice(0, 4),
+        secretStart: secret.slice(0, SECRET_START_LENGTH),
         scope: fields.scope,
         resellerId: fields.scope === "reseller" ? fields.reseller_id : null,
         accountId: fields.scope === "account" ? fields.account_id : null,
@@ -148,27 +150,55 @@ export async function getApiKey(db: Queryable, id: number): Promise<ApiKeyRecord
 }
 
 /**
- * The admin list: newest first, one search over name and key; a pasted full secret finds its
- * key by hash. `per_page` 0 lists all.
+ * What the list's search box matches: the name and the key (search_text), and the secret as the
+ * list shows it, its first characters (a masked secret pasted from the list is searched by those).
+ */
+function searchCondition(search: string): SQL | undefined {
+  const term = withoutMask(search).toLowerCase();
+  if (!term) return undefined;
+  // search_text is name and key lower-cased (db/schema/api-keys.ts): a LIKE over it, not ILIKE.
+  return or(like(apiKeys.searchText, containsPattern(term)), like(sql`lower(${apiKeys.secretStart})`, containsPattern(term)));
+}
+
+async function listWhere(db: Queryable, where: SQL | undefined, window: { page: number; per_page: number }) {
+  const [rows, [{ total }]] = await Promise.all([
+    paged(selectRecords(db).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).$dynamic(), window),
+    db.select({ total: count() }).from(apiKeys).where(where),
+  ]);
+  return { rows: rows.map(toRecord), total };
+}
+
+/**
+ * The admin list: newest first, one search over name, key and the secret's visible start.
+ * `per_page` 0 lists all. A full secret is never matched here: this is what a URL carries.
  */
 export async function listApiKeys(
   db: Queryable,
   query: ApiKeyListQuery,
 ): Promise<{ rows: ApiKeyRecord[]; total: number }> {
   const { search, ...window } = apiKeyListQuerySchema.parse(query);
-  let where: SQL | undefined;
-  if (search) {
-    // search_text is name and key lower-cased (db/schema/api-keys.ts): a LIKE over it, not ILIKE.
-    where = or(
-      like(apiKeys.searchText, containsPattern(search.toLowerCase())),
-      eq(apiKeys.secretHash, sha256Hex(search)),
-    );
-  }
-  const [rows, [{ total }]] = await Promise.all([
-    paged(selectRecords(db).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).$dynamic(), window),
-    db.select({ total: count() }).from(apiKeys).where(where),
-  ]);
-  return { rows: rows.map(toRecord), total };
+  return listWhere(db, searchCondition(search), window);
+}
+
+/**
+ * The search of a term that may hold a secret (lib/api-keys/search-terms.ts), which the list
+ * sends by POST, never in a URL: every key it matches as the list search would, and the key
+ * whose secret it is, if any (by the secret's hash; the secret itself is stored nowhere).
+ */
+export async function searchApiKeysBySecret(
+  db: Queryable,
+  term: string,
+): Promise<{ rows: ApiKeyRecord[]; total: number; secretOf: { id: number; name: string } | null }> {
+  const secret = term.trim().slice(0, 200);
+  const bySecret = eq(apiKeys.secretHash, sha256Hex(secret));
+  const { rows, total } = await listWhere(db, or(bySecret, searchCondition(secret)), { page: 1, per_page: 0 });
+  const [owner] = await db.select({ id: apiKeys.id, name: apiKeys.name }).from(apiKeys).where(bySecret);
+  return { rows, total, secretOf: owner ?? null };
+}
+
+/** Every key's id and name (tens of keys): the form warns when a name is already taken. */
+export async function listApiKeyNames(db: Queryable): Promise<{ id: number; name: string }[]> {
+  return db.select({ id: apiKeys.id, name: apiKeys.name }).from(apiKeys).orderBy(asc(apiKeys.name));
 }
 
 /** Partial update; revocation (disable, restriction edit) reaches every instance at once. */
@@ -196,6 +226,9 @@ export async function updateApiKey(
     if (!allowAll && endpoints.length === 0) {
       throw validationError("allowed_endpoints", "Select at least one endpoint, or allow all endpoints");
     }
+    // The stored list against a changed scope too (the schema saw only what the patch holds).
+    const refused = allowAll ? null : endpointsRefusedFor(scope, endpoints);
+    if (refused) throw validationError("allowed_endpoints", refused);
     await tx
       .update(apiKeys)
       .set({

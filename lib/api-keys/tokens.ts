@@ -27,5 +27,8 @@ export function secretMatches(secret: string, storedHashHex: string): boolean {
   return stored.length === given.length && timingSafeEqual(given, stored);
 }
 
+/** How many characters of a secret are kept, and shown in the list. */
+export const SECRET_START_LENGTH = 4;
+
 /** "AbCd••••••••" — the list shows only the start of a secret. */
 export const maskSecret = (secretStart: string) => `${secretStart}${"•".repeat(12)}`;

@@ -221,6 +221,59 @@ export async function computeMetricsStats(db: Queryable, nodeId: number | null =
   };
 }
 
+/** The dashboard's ranges, in seconds. */
+export const METRICS_RANGES = { "1h": 3600, "24h": 86_400, "7d": 7 * 86_400, "30d": 30 * 86_400 } as const;
+export type MetricsRange = keyof typeof METRICS_RANGES;
+export const isMetricsRange = (value: unknown): value is MetricsRange => typeof value === "string" && Object.hasOwn(METRICS_RANGES, value);
+
+/** About this many points per chart, whatever the range. */
+const POINTS_PER_RANGE = 120;
+
+export interface MetricsOverRange {
+  range: MetricsRange;
+  /** The collector's sampling interval, and how many seconds each point averages (never less). */
+  interval_s: number;
+  bucket_s: number;
+  points: { timestamp: number; cpu_percent: number; ram_percent: number }[];
+  /** All interfaces but loopback together, as rates: bits per second received and sent. */
+  network: { timestamp: number; rx_bps: number; tx_bps: number }[];
+}
+
+/**
+ * A machine's CPU, RAM and network over `range`, averaged into buckets of at least one sampling
+ * interval (about 120 points: a 30-day range is not 43,200 points in the browser). A network
+ * sample holds the bytes of one interval, so its rate is bytes × 8 / interval.
+ */
+export async function queryMetricsOverRange(db: Queryable, range: MetricsRange, intervalS: number, nodeId: number | null = null): Promise<MetricsOverRange> {
+  const rangeS = METRICS_RANGES[range];
+  const bucketS = Math.max(intervalS, Math.ceil(rangeS / POINTS_PER_RANGE));
+  const inRange = and(ofMachine(metricSamples.nodeId, nodeId), sql`taken_at >= now() - make_interval(secs => ${rangeS})`);
+  const bucket = (column: SQL) => sql`(floor(extract(epoch from ${column}) / ${bucketS}) * ${bucketS})::float8`;
+  const [points, network] = await Promise.all([
+    db.execute(sql`
+      SELECT ${bucket(sql`taken_at`)} AS bucket, avg(cpu_percent)::float8 AS cpu, avg(ram_percent)::float8 AS ram
+      FROM metric_samples WHERE ${inRange} GROUP BY 1 ORDER BY 1`),
+    db.execute(sql`
+      WITH per_sample AS (
+        SELECT metric_samples.taken_at, sum(n.rx_bytes)::float8 AS rx, sum(n.tx_bytes)::float8 AS tx
+        FROM metric_samples JOIN metric_network_samples n ON n.sample_id = metric_samples.id
+        WHERE ${inRange} AND n.interface <> 'lo'
+        GROUP BY metric_samples.id, metric_samples.taken_at)
+      SELECT ${bucket(sql`taken_at`)} AS bucket, avg(rx)::float8 AS rx, avg(tx)::float8 AS tx FROM per_sample GROUP BY 1 ORDER BY 1`),
+  ]);
+  return {
+    range,
+    interval_s: intervalS,
+    bucket_s: bucketS,
+    points: rowsOf(points).map((row) => ({ timestamp: num(row.bucket) * 1000, cpu_percent: num(row.cpu), ram_percent: num(row.ram) })),
+    network: rowsOf(network).map((row) => ({
+      timestamp: num(row.bucket) * 1000,
+      rx_bps: (num(row.rx) * 8) / intervalS,
+      tx_bps: (num(row.tx) * 8) / intervalS,
+    })),
+  };
+}
+
 /** A metrics service over the given sources, with its own caches (tests build their own). */
 export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
   // Keyed by machine ("" the panel's own, "#<id>" a node) and, for the lists, limit.

@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useController } from "react-hook-form";
 import type { z } from "zod";
 import {
@@ -16,6 +16,7 @@ import {
   useAdminForm,
   usePendingEntry,
 } from "@/components/form";
+import { type ApiKeyScope, endpointPresets, endpointsOfferedTo, isOfferedTo } from "@/lib/api-keys/endpoints";
 import { createApiKeySchema } from "@/lib/api-keys/schemas";
 import { CopyButton } from "@/components/copy-button";
 import { addressOrCidrError } from "@/lib/net/ip-syntax";
@@ -24,15 +25,13 @@ import { createKeyAction, type NewKey, updateKeyAction } from "./actions";
 type KeyInput = z.input<typeof createApiKeySchema>;
 type KeyForm = AnyForm<KeyInput>;
 
-export interface EndpointGroup {
-  tag: string;
-  endpoints: { endpoint: string; summary: string }[];
-}
-
 interface Props {
   keyId?: number;
   initial?: KeyInput;
-  endpointGroups: EndpointGroup[];
+  /** The list as the admin left it (page, rows per page, search): where Save and Cancel lead. */
+  listHref?: string;
+  /** Every key's id and name: a name already taken gets a warning. */
+  keyNames: { id: number; name: string }[];
   resellers: { id: number; username: string }[];
   accounts: { id: number; username: string }[];
 }
@@ -60,19 +59,25 @@ const choices = (choose: string, records: { id: number; username: string }[]) =>
  * Create and edit of a key. After a create the new key and its secret are shown, this once;
  * "Create" puts the form away, "Create & create another" empties it for the next key.
  */
-export function ApiKeyForm({ keyId, initial, endpointGroups, resellers, accounts }: Props) {
+export function ApiKeyForm({ keyId, initial, listHref = LIST, keyNames, resellers, accounts }: Props) {
   const [created, setCreated] = useState<{ key: NewKey; another: boolean } | null>(null);
+  // Names of keys made on this page since it loaded ("Create & create another"): taken too.
+  const [madeHere, setMadeHere] = useState<string[]>([]);
   const { form, message, onSubmit } = useAdminForm({
     schema: createApiKeySchema,
     defaultValues: initial ?? blankKey(),
     save: (values) => (keyId ? updateKeyAction(keyId, values) : createKeyAction(values)),
-    doneHref: LIST,
+    doneHref: listHref,
     onSaved: (key, button) => {
       setCreated({ key, another: button === "another" });
+      setMadeHere((names) => [...names, key.name]);
       form.reset(blankKey());
     },
   });
   const scope = form.watch("scope");
+  const name = (form.watch("name") ?? "").trim().toLowerCase();
+  const taken = [...keyNames.filter((other) => other.id !== keyId).map((other) => other.name), ...madeHere];
+  const namesake = name ? taken.find((other) => other.trim().toLowerCase() === name) : undefined;
   return (
     <>
       {created && <CreatedKey key={created.key.key} created={created.key} />}
@@ -89,11 +94,25 @@ export function ApiKeyForm({ keyId, initial, endpointGroups, resellers, accounts
               </button>
             )
           }
-          cancelHref={LIST}
+          cancelHref={listHref}
         >
           <fieldset>
             <legend>API Key Details</legend>
-            <InputField form={form} name="name" label="Name" hint="Which integration uses it, e.g. “Billing system”." />
+            <InputField
+              form={form}
+              name="name"
+              label="Name"
+              hint={
+                namesake ? (
+                  <span className="warning" role="status">
+                    Another key is already called “{namesake}”. Two keys may share a name, but the list and the audit log
+                    then cannot tell them apart: a distinct name (e.g. with the system or the year) helps.
+                  </span>
+                ) : (
+                  "Which integration uses it, e.g. “Billing system”."
+                )
+              }
+            />
           </fieldset>
           <fieldset>
             <legend>Security Settings</legend>
@@ -103,7 +122,7 @@ export function ApiKeyForm({ keyId, initial, endpointGroups, resellers, accounts
           <fieldset>
             <legend>Endpoint Access</legend>
             <CheckboxField form={form} name="allow_all_endpoints" label="Allow all endpoints" />
-            {!form.watch("allow_all_endpoints") && <EndpointChecklist form={form} groups={endpointGroups} />}
+            {!form.watch("allow_all_endpoints") && <EndpointPicker form={form} scope={scope} />}
           </fieldset>
           <fieldset>
             <legend>Scope</legend>
@@ -205,25 +224,118 @@ function IpRestrictionField({ form }: { form: KeyForm }) {
   );
 }
 
-/** One labelled checkbox per operation of the API, grouped by resource. */
-function EndpointChecklist({ form, groups }: { form: KeyForm; groups: EndpointGroup[] }) {
-  const error = form.formState.errors.allowed_endpoints?.message;
+/**
+ * One labelled checkbox per operation the key's scope can reach (an account key is not offered
+ * the admin routes), grouped by area, each with its summary; a filter box, "all of this area"
+ * per group, and presets. A change of scope takes out what the new scope cannot reach, and says so.
+ */
+function EndpointPicker({ form, scope }: { form: KeyForm; scope: ApiKeyScope }) {
+  const { field, fieldState } = useController({ control: form.control, name: "allowed_endpoints" });
+  const selected = new Set<string>(field.value ?? []);
+  const [filter, setFilter] = useState("");
+  const [removed, setRemoved] = useState<string[]>([]);
+  const offered = endpointsOfferedTo(scope);
+  const needle = filter.trim().toLowerCase();
+  const visible = needle
+    ? offered.filter((choice) => `${choice.endpoint} ${choice.summary} ${choice.area}`.toLowerCase().includes(needle))
+    : offered;
+  const areas = [...new Set(visible.map((choice) => choice.area))];
+  const set = (endpoints: Iterable<string>) => field.onChange([...new Set(endpoints)]);
+
+  const previousScope = useRef(scope);
+  useEffect(() => {
+    if (previousScope.current === scope) return;
+    previousScope.current = scope;
+    const current: string[] = form.getValues("allowed_endpoints") ?? [];
+    const out = current.filter((endpoint) => !isOfferedTo(scope, endpoint));
+    setRemoved(out);
+    if (out.length) form.setValue("allowed_endpoints", current.filter((endpoint) => isOfferedTo(scope, endpoint)));
+  }, [scope, form]);
+
+  const error = fieldState.error?.message;
   return (
-    <>
-      <div className="endpoints">
-        {groups.map((group) => (
-          <div key={group.tag} role="group" aria-label={group.tag}>
-            <h3 className="muted">{group.tag}</h3>
-            {group.endpoints.map(({ endpoint, summary }) => (
-              <label key={endpoint} className="check" title={summary}>
-                <input type="checkbox" value={endpoint} {...form.register("allowed_endpoints")} /> {endpoint}
-              </label>
-            ))}
-          </div>
-        ))}
+    <div className="endpoint-picker">
+      <div className="actions">
+        <span className="muted">Presets:</span>
+        {endpointPresets.map((preset) => {
+          const picks = offered.filter(preset.picks).map((choice) => choice.endpoint);
+          if (picks.length === 0) return null;
+          return (
+            <button key={preset.name} type="button" title={preset.describe} onClick={() => set(picks)}>
+              {preset.name}
+            </button>
+          );
+        })}
+        <button type="button" onClick={() => set([])} disabled={selected.size === 0}>
+          Clear
+        </button>
+        <span className="muted" role="status">
+          {selected.size} of {offered.length} selected
+        </span>
       </div>
-      {error && <p className="error">{error}</p>}
-    </>
+      {removed.length > 0 && (
+        <p className="notice" role="status">
+          Taken out, as this scope cannot reach {removed.length === 1 ? "it" : "them"}: {removed.join(", ")}.
+        </p>
+      )}
+      <div className="field">
+        <label htmlFor="endpoint-filter">Filter endpoints</label>
+        <input id="endpoint-filter" type="search" autoComplete="off" placeholder="e.g. databases, GET, suspend" value={filter} onChange={(event) => setFilter(event.target.value)} />
+      </div>
+      <div className="endpoints">
+        {areas.length === 0 && <p className="muted">No endpoint matches “{filter}”.</p>}
+        {areas.map((area) => {
+          const inArea = visible.filter((choice) => choice.area === area);
+          const chosen = inArea.filter((choice) => selected.has(choice.endpoint)).length;
+          return (
+            <div key={area} role="group" aria-label={area}>
+              <h3 className="muted">{area}</h3>
+              <label className="check select-all">
+                <input
+                  type="checkbox"
+                  checked={chosen === inArea.length}
+                  ref={(input) => {
+                    if (input) input.indeterminate = chosen > 0 && chosen < inArea.length;
+                  }}
+                  onChange={(event) => {
+                    const endpoints = inArea.map((choice) => choice.endpoint);
+                    set(event.target.checked ? [...selected, ...endpoints] : [...selected].filter((endpoint) => !endpoints.includes(endpoint)));
+                  }}
+                />{" "}
+                All of {area}
+              </label>
+              {inArea.map(({ endpoint, summary }) => {
+                const summaryId = `summary-${endpoint.replace(/[^A-Za-z0-9]+/g, "-")}`;
+                return (
+                  <div key={endpoint} className="endpoint">
+                    <label className="check">
+                      <input
+                        type="checkbox"
+                        value={endpoint}
+                        checked={selected.has(endpoint)}
+                        aria-describedby={summaryId}
+                        onChange={(event) =>
+                          set(event.target.checked ? [...selected, endpoint] : [...selected].filter((other) => other !== endpoint))
+                        }
+                      />{" "}
+                      {endpoint}
+                    </label>
+                    <span className="summary muted" id={summaryId}>
+                      {summary}
+                    </span>
+                  </div>
+                );
+              })}
+            </div>
+          );
+        })}
+      </div>
+      {error && (
+        <p className="error" id="allowed_endpoints-error">
+          {error}
+        </p>
+      )}
+    </div>
   );
 }
 

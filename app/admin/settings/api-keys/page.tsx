@@ -2,9 +2,11 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { Breadcrumbs } from "@/components/breadcrumbs";
 import { PageHeader } from "@/components/page-header";
+import { redirect } from "next/navigation";
 import { requireAdminSession } from "@/lib/admin-session/session";
+import { mayHoldSecret } from "@/lib/api-keys/search-terms";
 import { listApiKeys } from "@/lib/api-keys/service";
-import { listQueryFromUrl } from "@/lib/list-query";
+import { listQueryFromUrl, listQueryString } from "@/lib/list-query";
 import { ApiKeysTable } from "./api-keys-table";
 
 export const metadata: Metadata = { title: "API Keys" };
@@ -12,6 +14,12 @@ export const metadata: Metadata = { title: "API Keys" };
 export default async function ApiKeysPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { db } = await requireAdminSession();
   const query = listQueryFromUrl(await searchParams);
+  // A search that may hold a secret is never answered from a URL (the search box sends it by
+  // POST): the list drops it, so a link or a bookmark with a secret in it finds nothing.
+  if (mayHoldSecret(query.search)) {
+    const rest = listQueryString({ ...query, search: "", page: 1 });
+    redirect(`/admin/settings/api-keys${rest ? `?${rest}` : ""}`);
+  }
   const { rows, total } = await listApiKeys(db, query);
   return (
     <>
