@@ -111,7 +111,15 @@ export const usageDetailsSchema = z.object({
   dns_records: usageItem,
   // over_limit: the measured size is above the plan's disk_mb (never true while either is unknown).
   // enforced: the kernel refuses writes past limit_mb (HOME_ROOT's file system has user quotas).
-  disk: z.object({ used_mb: z.number().nullable(), limit_mb: z.number().int().nullable(), over_limit: z.boolean(), enforced: z.boolean() }),
+  // measured_at: when used_mb was measured (ISO 8601); a figure is kept up to DISK_USAGE_MAX_AGE_S,
+  // so it may be older than the request. Null when used_mb is.
+  disk: z.object({
+    used_mb: z.number().nullable(),
+    limit_mb: z.number().int().nullable(),
+    over_limit: z.boolean(),
+    enforced: z.boolean(),
+    measured_at: z.iso.datetime().nullable(),
+  }),
   database_sizes: z
     .array(z.object({ id: z.number().int(), database_name: z.string(), size_mb: z.number() }))
     .nullable(),
