@@ -25,6 +25,7 @@ import {
 } from "react-hook-form";
 import type { z } from "zod";
 import type { FormState } from "@/lib/admin-session/form-state";
+import { plainErrorMap } from "@/lib/validation-messages";
 
 // The admin pages' form pattern: react-hook-form checks the values with the lib/ zod schema the
 // service uses, the server action parses them again and answers with errors per field, and each
@@ -54,7 +55,8 @@ export function useAdminForm<Schema extends z.ZodType<unknown, FieldValues>, Sav
   const router = useRouter();
   const [message, setMessage] = useState<string | null>(null);
   const form = useForm<Values, unknown, z.output<Schema>>({
-    resolver: zodResolver(schema),
+    // The whole form is checked at once, every field's error in the same plain words as the server's.
+    resolver: zodResolver(schema, { error: plainErrorMap }),
     defaultValues,
   });
   const onSubmit = form.handleSubmit(async (values, event) => {

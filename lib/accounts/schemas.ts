@@ -150,11 +150,14 @@ export const RESERVED_USERNAMES: ReadonlySet<string> = new Set([
  * could lie inside another's (`a_` holds `a_b_`). Accounts made before keep their `_`
  * (lib/databases/service.ts keeps the other accounts out of their prefix).
  */
+/** The username rule in words: the schema's refusal ("must …") and the form's hint say it alike. */
+export const ACCOUNT_USERNAME_RULE = "start with a letter, then letters or digits only; at most 32 characters";
+
 const accountUsername = z
   .string()
   .trim()
   .toLowerCase()
-  .regex(/^[a-z][a-z0-9]{0,31}$/, "must start with a letter; letters and digits only; at most 32")
+  .regex(/^[a-z][a-z0-9]{0,31}$/, `must ${ACCOUNT_USERNAME_RULE}`)
   .refine((username) => !RESERVED_USERNAMES.has(username), "is reserved by the server");
 
 const accountEmail = z.email("is not a valid email address").trim().max(255);

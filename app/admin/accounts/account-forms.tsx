@@ -2,6 +2,7 @@
 
 import { AdminForm, type AnyForm, CheckboxField, emptyAs, InputField, SelectField, useAdminForm } from "@/components/form";
 import {
+  ACCOUNT_USERNAME_RULE,
   accountAdminFieldsSchema,
   type AccountAdminFieldsInput,
   createAccountSchema,
@@ -66,7 +67,7 @@ export function CreateAccountForm({ plans, resellers }: Options) {
             name="username"
             label="Username"
             autoComplete="off"
-            hint="A lower-case letter, then letters, digits or _; at most 32. Prefixes the account's databases."
+            hint={`Must ${ACCOUNT_USERNAME_RULE}. Prefixes the account's databases.`}
           />
           <InputField
             form={form}
