@@ -11,6 +11,7 @@ export function ResellerForm({ resellerId, initial }: { resellerId?: number; ini
     defaultValues: initial ?? { username: "" },
     save: (values) => (resellerId ? updateResellerAction(resellerId, values) : createResellerAction(values)),
     doneHref: "/admin/resellers",
+    done: (values) => `Reseller ${values.username} ${resellerId ? "saved" : "created"}.`,
   });
   return (
     <AdminForm

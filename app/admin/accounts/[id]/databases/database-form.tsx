@@ -12,6 +12,7 @@ export function CreateDatabaseForm({ account }: { account: { id: number; usernam
     defaultValues: { database_name: "" },
     save: (values) => createDatabaseAction(account.id, values),
     doneHref: list,
+    done: (values) => `Database ${values.database_name} created.`,
   });
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Create database" cancelHref={list}>
