@@ -1,4 +1,6 @@
+import { and, desc, eq } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
+import { auditLog } from "@/db/schema";
 import { backupStatus } from "@/lib/backups/service";
 import { listCronJobs } from "@/lib/cron/service";
 import { type DatabaseRecord, type DatabaseUserRecord, listDatabases, listDatabaseUsers } from "@/lib/databases/service";
@@ -88,4 +90,19 @@ export async function accountVisitorDays(db: Queryable, account: { id: number; u
     if (error instanceof AppError && (error.code === "VALIDATION" || error.code === "UNAVAILABLE")) return { unavailable: error.message };
     throw error;
   }
+}
+
+/**
+ * When a suspended account was suspended: its latest suspension in the audit log (a suspension
+ * of a suspended account changes nothing and records nothing); null when active.
+ */
+export async function suspendedSince(db: Queryable, account: { id: number; is_suspended: boolean }): Promise<string | null> {
+  if (!account.is_suspended) return null;
+  const [row] = await db
+    .select({ at: auditLog.at })
+    .from(auditLog)
+    .where(and(eq(auditLog.action, "hosting_account.suspend"), eq(auditLog.targetType, "hosting_account"), eq(auditLog.targetId, account.id)))
+    .orderBy(desc(auditLog.at))
+    .limit(1);
+  return row ? row.at.toISOString() : null;
 }

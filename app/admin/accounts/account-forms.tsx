@@ -8,6 +8,7 @@ import {
   createAccountSchema,
 } from "@/lib/accounts/schemas";
 import type { Path } from "react-hook-form";
+import { accountPaths } from "./[id]/paths";
 import { createAccountAction, updateAccountAction } from "./actions";
 
 interface Options {
@@ -56,6 +57,7 @@ export function CreateAccountForm({ plans, resellers }: Options) {
     defaultValues: { username: "", domain: "", email: undefined, plan: plans.includes("default") ? "default" : plans[0], reseller: undefined },
     save: createAccountAction,
     doneHref: "/admin/accounts",
+    done: (values) => `Account ${values.username.trim().toLowerCase()} created.`,
   });
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Create" cancelHref="/admin/accounts">
@@ -91,10 +93,11 @@ export function AccountAdminForm({ accountId, initial, plans, resellers }: Optio
     schema: accountAdminFieldsSchema,
     defaultValues: initial,
     save: (values) => updateAccountAction(accountId, values),
-    doneHref: "/admin/accounts",
+    doneHref: accountPaths(accountId).settings,
+    done: () => "Settings saved.",
   });
   return (
-    <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Save Changes" cancelHref="/admin/accounts">
+    <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Save Changes" cancelHref={accountPaths(accountId).overview}>
       <PlanAndOwnerFieldset form={form} plans={plans} resellers={resellers} noReseller={null} />
       <fieldset>
         <legend>Access</legend>

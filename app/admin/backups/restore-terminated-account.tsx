@@ -82,7 +82,7 @@ export function RestoreTerminatedAccount({ nodes }: { nodes: string[] }) {
       )}
       {restored && (
         <p role="status">
-          {restored.message} <Link href={`/admin/accounts/${restored.id}/edit`}>Open the account {restored.username}</Link>
+          {restored.message} <Link href={`/admin/accounts/${restored.id}`}>Open the account {restored.username}</Link>
         </p>
       )}
     </section>

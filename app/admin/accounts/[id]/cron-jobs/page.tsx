@@ -17,7 +17,7 @@ export default async function AccountCronJobsPage({ params, searchParams }: Acco
   const limit = account.plan.max_cron_jobs;
   return (
     <>
-      <AccountHeader
+      <AccountHeader db={db}
         account={account}
         trail={[{ label: "Cron jobs" }]}
         title={`Cron jobs of “${account.username}”`}

@@ -16,7 +16,7 @@ export default async function AccountDatabaseUsersPage({ params, searchParams }:
   const { rows, total } = pageOfList(users, query, (user) => `${user.username} ${user.databases.map((database) => database.database_name).join(" ")}`);
   return (
     <>
-      <AccountHeader
+      <AccountHeader db={db}
         account={account}
         trail={[{ label: "Database users" }]}
         title={`Database users of “${account.username}”`}

@@ -17,7 +17,7 @@ export default async function AccountDatabasesPage({ params, searchParams }: Acc
   const paths = accountPaths(account.id);
   return (
     <>
-      <AccountHeader
+      <AccountHeader db={db}
         account={account}
         trail={[{ label: "Databases" }]}
         title={`Databases of “${account.username}”`}

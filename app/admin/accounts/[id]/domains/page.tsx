@@ -16,7 +16,7 @@ export default async function AccountDomainsPage({ params, searchParams }: Accou
   const { rows, total } = pageOfList(domains, query, (domain) => `${domain.domain} ${domain.domain_path ?? ""}`);
   return (
     <>
-      <AccountHeader
+      <AccountHeader db={db}
         account={account}
         trail={[{ label: "Domains" }]}
         title={`Domains of “${account.username}”`}

@@ -7,10 +7,10 @@ import { CronJobForm } from "../cron-job-form";
 export const metadata: Metadata = { title: "Add cron job" };
 
 export default async function CreateCronJobPage({ params }: Pick<AccountPageProps, "params">) {
-  const { account } = await accountOfPage(params);
+  const { db, account } = await accountOfPage(params);
   return (
     <>
-      <AccountHeader
+      <AccountHeader db={db}
         account={account}
         trail={[{ label: "Cron jobs", href: accountPaths(account.id).cronJobs }, { label: "Add" }]}
         title={`Add a cron job to “${account.username}”`}
