@@ -128,10 +128,10 @@ function searchCondition(search: string | undefined) {
   return or(ilike(hostingAccounts.username, pattern), ilike(hostingAccounts.domain, pattern), ilike(hostingAccounts.email, pattern));
 }
 
-/** The admin list: searched by username, domain or email, paged, with each account's reseller. */
-export async function listAccountsPage(db: Queryable, query: ListQuery): Promise<ListPage<AccountListRow>> {
+/** The admin list: searched by username, domain or email, of one status when given, paged, with each account's reseller. */
+export async function listAccountsPage(db: Queryable, query: ListQuery, status?: "active" | "suspended"): Promise<ListPage<AccountListRow>> {
   const { search, ...window } = listQuerySchema.parse(query);
-  const where = searchCondition(search);
+  const where = and(searchCondition(search), status ? eq(hostingAccounts.status, status) : undefined);
   const rowsQuery = selectAccounts(db)
     .leftJoin(resellers, eq(resellers.id, hostingAccounts.resellerId))
     .where(where)

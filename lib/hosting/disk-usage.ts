@@ -39,6 +39,12 @@ export function measureHome(username: string): Promise<Measurement> {
   return measurement;
 }
 
+/** The home's size as last measured and when (ms), without measuring it (the accounts list); null when never. */
+export function lastDiskUsage(username: string): { mb: number; at: number } | null {
+  const last = state.done.get(username);
+  return last && last.mb !== null ? { mb: last.mb, at: last.at } : null;
+}
+
 /**
  * The home's size in MB as last measured and when (ms), refreshed first when older than
  * DISK_USAGE_MAX_AGE_S; null before the first measurement or when the panel keeps no homes.

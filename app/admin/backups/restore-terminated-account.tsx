@@ -90,7 +90,7 @@ export function RestoreTerminatedAccount({ nodes }: { nodes: string[] }) {
 }
 
 /** The confirmation of a whole-account restore: the username typed again. */
-function RestoreAccountForm({
+export function RestoreAccountForm({
   username,
   node,
   restorePoint,

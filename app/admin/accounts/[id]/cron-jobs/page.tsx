@@ -17,7 +17,8 @@ export default async function AccountCronJobsPage({ params, searchParams }: Acco
   const limit = account.plan.max_cron_jobs;
   return (
     <>
-      <AccountHeader db={db}
+      <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Cron jobs" }]}
         title={`Cron jobs of “${account.username}”`}

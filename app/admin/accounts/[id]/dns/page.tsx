@@ -23,7 +23,8 @@ export default async function AccountDnsPage({ params, searchParams }: AccountPa
   const { rows, total } = pageOfList(records, query, (record) => `${record.name} ${record.type} ${record.content}`);
   return (
     <>
-      <AccountHeader db={db}
+      <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "DNS records" }]}
         title={`DNS records of “${account.username}”`}

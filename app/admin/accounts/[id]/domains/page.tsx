@@ -16,7 +16,8 @@ export default async function AccountDomainsPage({ params, searchParams }: Accou
   const { rows, total } = pageOfList(domains, query, (domain) => `${domain.domain} ${domain.domain_path ?? ""}`);
   return (
     <>
-      <AccountHeader db={db}
+      <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Domains" }]}
         title={`Domains of “${account.username}”`}

@@ -10,7 +10,8 @@ export default async function CreateCronJobPage({ params }: Pick<AccountPageProp
   const { db, account } = await accountOfPage(params);
   return (
     <>
-      <AccountHeader db={db}
+      <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Cron jobs", href: accountPaths(account.id).cronJobs }, { label: "Add" }]}
         title={`Add a cron job to “${account.username}”`}

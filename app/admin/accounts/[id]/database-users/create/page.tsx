@@ -10,7 +10,8 @@ export default async function CreateDatabaseUserPage({ params }: Pick<AccountPag
   const { db, account } = await accountOfPage(params);
   return (
     <>
-      <AccountHeader db={db}
+      <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Database users", href: accountPaths(account.id).databaseUsers }, { label: "Add" }]}
         title={`Add a database user to “${account.username}”`}

@@ -10,7 +10,8 @@ export default async function CreateDatabasePage({ params }: Pick<AccountPagePro
   const { db, account } = await accountOfPage(params);
   return (
     <>
-      <AccountHeader db={db}
+      <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Databases", href: accountPaths(account.id).databases }, { label: "Add" }]}
         title={`Add a database to “${account.username}”`}

@@ -14,7 +14,8 @@ export default async function CreateDnsRecordPage({ params, searchParams }: Acco
   const zone = zoneOf(zones, (await searchParams).domain, account.domain);
   return (
     <>
-      <AccountHeader db={db}
+      <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "DNS records", href: `${accountPaths(account.id).dns}?domain=${zone.id}` }, { label: "Add" }]}
         title={`Add a DNS record to “${account.username}”`}

@@ -14,7 +14,8 @@ export default async function CreateDomainPage({ params }: Pick<AccountPageProps
   const [domains, phpVersions] = await Promise.all([listDomains(db, account.id), listPhpVersions(db)]);
   return (
     <>
-      <AccountHeader db={db}
+      <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Domains", href: accountPaths(account.id).domains }, { label: "Add" }]}
         title={`Add a domain to “${account.username}”`}

@@ -17,7 +17,8 @@ export default async function EditCronJobPage({ params }: { params: Promise<{ id
   const job = (await listCronJobs(db, account.id)).find((candidate) => String(candidate.id) === jobId) ?? notFound();
   return (
     <>
-      <AccountHeader db={db}
+      <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Cron jobs", href: accountPaths(account.id).cronJobs }, { label: job.schedule }]}
         title={`Edit the cron job “${job.command}”`}

@@ -18,7 +18,8 @@ export default async function EditDatabaseUserPage({ params }: { params: Promise
   const databases = await accountDatabases(db, account.id);
   return (
     <>
-      <AccountHeader db={db}
+      <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Database users", href: accountPaths(account.id).databaseUsers }, { label: user.username }]}
         title={`Database user “${user.username}”`}

@@ -19,7 +19,8 @@ export default async function EditDnsRecordPage({ params }: { params: Promise<{ 
   const shown = record.name === "@" ? zone.domain : `${record.name}.${zone.domain}`;
   return (
     <>
-      <AccountHeader db={db}
+      <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "DNS records", href: `${accountPaths(account.id).dns}?domain=${zone.id}` }, { label: `${record.type} ${shown}` }]}
         title={`Edit the ${record.type} record ${shown}`}
