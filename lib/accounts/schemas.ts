@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { idField, onlyFields, timestamp } from "@/lib/http/operation";
+import { isDomainNameShape } from "@/lib/provisioning/rules";
 import { moveSchema } from "@/lib/moves/schemas";
 
 const profileString = z.string().trim().max(255).nullable();
@@ -166,7 +167,8 @@ const accountEmail = z.email("is not a valid email address").trim().max(255);
 export const createAccountSchema = z
   .object({
     username: accountUsername,
-    domain: z.string().trim().min(1, "is required").max(253, "must be at most 253 characters"),
+    // Checked here as typed too (the service normalises it), so a form says it beside the other fields' errors.
+    domain: z.string().trim().min(1, "is required").max(253, "must be at most 253 characters").refine(isDomainNameShape, "is not a valid domain name"),
     plan: z.string().trim().min(1).optional(),
     reseller: z.string().trim().min(1).optional(),
     email: accountEmail.optional(),

@@ -24,13 +24,13 @@ const columns: ColumnDef<AccountListEntry, unknown>[] = [
     header: "Disk",
     cell: ({ row }) => {
       const { disk, plan } = row.original;
-      const limit = plan.disk_mb === null ? "no limit" : amount(plan.disk_mb, "MB");
-      if (!disk) return <span className="muted">— of {limit}</span>;
+      const limit = plan.disk_mb === null ? "(no limit)" : `of ${amount(plan.disk_mb, "MB")}`;
+      if (!disk) return <span className="muted">— {limit}</span>;
       const over = plan.disk_mb !== null && disk.used_mb > plan.disk_mb;
       return (
         <>
           <span className={over ? "error" : undefined}>
-            {amount(disk.used_mb, "MB")} of {limit}
+            {amount(disk.used_mb, "MB")} {limit}
           </span>
           <div className="muted">
             <Ago at={disk.measured_at} />

@@ -55,18 +55,18 @@ const keptFor = () => {
  */
 function DiskUsage({ overview }: { overview: Overview }) {
   const { disk } = overview.usage;
-  const limit = disk.limit_mb === null ? "no limit" : amount(disk.limit_mb, "MB");
+  const limit = disk.limit_mb === null ? "(no limit)" : `of ${amount(disk.limit_mb, "MB")}`;
   if (disk.used_mb === null) {
     return overview.account.node === LOCAL_NODE ? (
       <>
-        <div data-testid="disk-usage">— of {limit}, not measured here: quotas are off</div>
+        <div data-testid="disk-usage">— {limit}, not measured here: quotas are off</div>
         <div className="hint">
           This server keeps no homes (WEB_SERVER and SYSTEM_USERS are off in the panel&apos;s configuration): nothing is measured or enforced.
         </div>
       </>
     ) : (
       <div data-testid="disk-usage">
-        — of {limit}, not measured: its node {overview.account.node} does not answer
+        — {limit}, not measured: its node {overview.account.node} does not answer
       </div>
     );
   }

@@ -20,7 +20,7 @@ export function CreateDatabaseUserForm({ account }: { account: { id: number; use
     save: (values) => createDatabaseUserAction(account.id, values),
     doneHref: list,
     onSaved: (id: number) => {
-      announce(`Database user ${form.getValues("username")} created.`, { path: `${list}/${id}/edit` });
+      announce(`Database user created.`, { path: `${list}/${id}/edit` });
       router.push(`${list}/${id}/edit`);
       router.refresh();
     },
