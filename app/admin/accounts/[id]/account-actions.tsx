@@ -61,44 +61,58 @@ export function SuspendedBanner({ account, since, reason }: { account: Lifecycle
  */
 export function AccountActions({ account, moveHref }: { account: Lifecycle; moveHref: string | null }) {
   const router = useRouter();
-  const menu = useRef<HTMLDetailsElement>(null);
+  const menu = useRef<HTMLDivElement>(null);
+  const [menuOpen, setMenuOpen] = useState(false);
   const { pending, state, fieldError, run } = useAdminAction();
   const unsuspend = useUnsuspend(account);
   const [step, setStep] = useState<"suspend" | "terminate" | null>(null);
   const [reason, setReason] = useState("");
   const open = (next: typeof step) => {
-    if (menu.current) menu.current.open = false;
+    setMenuOpen(false);
     setStep(next);
   };
 
   return (
     <>
-      <details className="actions-menu" ref={menu}>
-        <summary className="button">Actions</summary>
-        <div className="menu-items">
-          {account.suspended ? (
-            <button type="button" disabled={unsuspend.pending} onClick={() => (open(null), unsuspend.unsuspend())}>
-              Unsuspend
+      <div
+        className="actions-menu"
+        ref={menu}
+        onKeyDown={(event) => {
+          if (event.key === "Escape") setMenuOpen(false);
+        }}
+        onBlur={(event) => {
+          if (!menu.current?.contains(event.relatedTarget as Node | null)) setMenuOpen(false);
+        }}
+      >
+        <button type="button" aria-expanded={menuOpen} aria-controls="account-actions" onClick={() => setMenuOpen(!menuOpen)}>
+          Actions
+        </button>
+        {menuOpen && (
+          <div className="menu-items" id="account-actions">
+            {account.suspended ? (
+              <button type="button" disabled={unsuspend.pending} onClick={() => (open(null), unsuspend.unsuspend())}>
+                Unsuspend
+              </button>
+            ) : (
+              <button type="button" onClick={() => open("suspend")}>
+                Suspend…
+              </button>
+            )}
+            {moveHref ? (
+              <Link href={moveHref} onClick={() => open(null)}>
+                Move to another node…
+              </Link>
+            ) : (
+              <Link href="/admin/nodes/create" onClick={() => open(null)}>
+                Move: add a node →
+              </Link>
+            )}
+            <button type="button" className="danger" onClick={() => open("terminate")}>
+              Terminate…
             </button>
-          ) : (
-            <button type="button" onClick={() => open("suspend")}>
-              Suspend…
-            </button>
-          )}
-          {moveHref ? (
-            <Link href={moveHref} onClick={() => open(null)}>
-              Move to another node…
-            </Link>
-          ) : (
-            <Link href="/admin/nodes/create" onClick={() => open(null)}>
-              Move: add a node →
-            </Link>
-          )}
-          <button type="button" className="danger" onClick={() => open("terminate")}>
-            Terminate…
-          </button>
-        </div>
-      </details>
+          </div>
+        )}
+      </div>
       {(step || unsuspend.error) &&
         createPortal(
         <div className="card">
