@@ -91,7 +91,7 @@ export function useAdminForm<Schema extends z.ZodType<unknown, FieldValues>, Sav
       const button = (event?.nativeEvent as SubmitEvent | undefined)?.submitter?.getAttribute("name");
       return onSaved(result.saved, button ?? undefined);
     }
-    announce(done ? done(values) : "Saved.", { path: donePath });
+    if (done) announce(done(values), { path: donePath });
     router.push(doneHref);
     router.refresh();
   });

@@ -68,7 +68,7 @@ test("overview: the account's domain, node, usage and last backup; visitors per 
   await expect(page).toHaveURL(new RegExp(`/admin/accounts/\\d+$`));
   await expect(page.getByRole("heading", { name: `Hosting account “${USERNAME}”` })).toBeVisible();
   await expect(page.getByRole("navigation", { name: "Account sections" }).getByRole("link", { name: "Overview" })).toHaveAttribute("aria-current", "page");
-  const summary = page.getByRole("region", { name: "Account" });
+  const summary = page.getByRole("region", { name: "Account", exact: true });
   await expect(summary).toContainText("local");
   await expect(summary).toContainText("In step");
   await expect(summary.getByTestId("overview-backup")).toHaveText("never");

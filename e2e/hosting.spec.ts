@@ -181,7 +181,7 @@ test("accounts: create on a plan with a reseller; Suspend from the Actions menu 
   await expect(page.getByTestId("status-message")).toContainText("shopper is suspended");
   const banner = page.getByRole("region", { name: "Account status" });
   await expect(banner).toHaveText(/^Suspended since \d{4}-\d{2}-\d{2} \d{2}:\d{2} \S+ — Invoice 1042 unpaidUnsuspend$/);
-  const summary = page.getByRole("region", { name: "Account" });
+  const summary = page.getByRole("region", { name: "Account", exact: true });
   await expect(summary).toContainText("Suspended");
   await expect(summary).toContainText("Invoice 1042 unpaid");
   await screenshot(page, "account-suspended");
@@ -210,7 +210,7 @@ test("accounts: create on a plan with a reseller; Suspend from the Actions menu 
   await expect(page.getByRole("heading", { name: "Hosting account “shopper”" })).toBeVisible();
   await page.getByRole("region", { name: "Account status" }).getByRole("button", { name: "Unsuspend" }).click();
   await expect(page.getByTestId("status-message")).toContainText("shopper is unsuspended");
-  await expect(page.getByRole("region", { name: "Account" })).toContainText("Active");
+  await expect(page.getByRole("region", { name: "Account", exact: true })).toContainText("Active");
   await expect(page.getByRole("region", { name: "Account status" })).toHaveCount(0);
   await page.getByRole("button", { name: "Actions" }).click();
   await expect(page.getByRole("button", { name: "Suspend…" })).toBeVisible();
