@@ -173,6 +173,7 @@ test("accounts: create on a plan with a reseller; Suspend from the Actions menu 
 
   // Suspend from the Actions menu, with a reason; the banner says since when and why.
   await page.getByRole("navigation", { name: "Account sections" }).getByRole("link", { name: "Overview" }).click();
+  await expect(page.getByRole("heading", { name: "Hosting account “shopper”" })).toBeVisible();
   await page.getByRole("button", { name: "Actions" }).click();
   await page.getByRole("button", { name: "Suspend…" }).click();
   await page.getByLabel("Reason for suspension (optional)").fill("Invoice 1042 unpaid");
