@@ -25,37 +25,44 @@ import {
 } from "react-hook-form";
 import type { z } from "zod";
 import type { FormState } from "@/lib/admin-session/form-state";
+import { plainErrorMap } from "@/lib/validation-messages";
+import { announce } from "./status-message";
 import { useHydrated } from "./use-hydrated";
 
 // The admin pages' form pattern: react-hook-form checks the values with the lib/ zod schema the
 // service uses, the server action parses them again and answers with errors per field, and each
-// error is shown at its field. On success the page goes back to its list.
+// error is shown at its field. On success the page goes back to its list, which says what was
+// done (components/status-message.tsx).
 
 export type AnyForm<Values extends FieldValues> = UseFormReturn<Values, unknown, unknown>;
 
 /**
  * A form on `schema` whose submit calls `save` (a server action). Server-side field errors land
- * at their fields, any other message above the form; success goes to `doneHref`, or to
- * `onSaved` with what the action sent back and the name of the button that sent the form.
+ * at their fields, any other message above the form; success goes to `doneHref`, which says
+ * `done` (what was saved, from the values sent), or to `onSaved` with what the action sent back
+ * and the name of the button that sent the form.
  */
 export function useAdminForm<Schema extends z.ZodType<unknown, FieldValues>, Saved = never>({
   schema,
   defaultValues,
   save,
   doneHref,
+  done,
   onSaved,
 }: {
   schema: Schema;
   defaultValues: DefaultValues<z.input<Schema>>;
   save: (values: z.output<Schema>) => Promise<FormState | { saved: Saved }>;
   doneHref: string;
+  done?: (values: z.output<Schema>) => string;
   onSaved?: (saved: Saved, button?: string) => void;
 }) {
   type Values = z.input<Schema>;
   const router = useRouter();
   const [message, setMessage] = useState<string | null>(null);
   const form = useForm<Values, unknown, z.output<Schema>>({
-    resolver: zodResolver(schema),
+    // The whole form is checked at once, every field's error in the same plain words as the server's.
+    resolver: zodResolver(schema, { error: plainErrorMap }),
     defaultValues,
   });
   const onSubmit = form.handleSubmit(async (values, event) => {
@@ -79,10 +86,13 @@ export function useAdminForm<Schema extends z.ZodType<unknown, FieldValues>, Sav
       return;
     }
     setMessage(null);
+    const donePath = new URL(doneHref, window.location.href).pathname;
     if (result && onSaved) {
+      if (done) announce(done(values), { path: donePath });
       const button = (event?.nativeEvent as SubmitEvent | undefined)?.submitter?.getAttribute("name");
       return onSaved(result.saved, button ?? undefined);
     }
+    if (done) announce(done(values), { path: donePath });
     router.push(doneHref);
     router.refresh();
   });
@@ -92,21 +102,28 @@ export function useAdminForm<Schema extends z.ZodType<unknown, FieldValues>, Sav
 /**
  * The account-page panels' buttons and small forms, which call a server action directly: `run`
  * calls it in a transition; a refusal is kept in `state` (field errors through `fieldError`), a
- * success clears it and calls `then` with what the action sent back. Either way the page's data
- * is read again (router.refresh).
+ * success clears it, says `status` at the top of the page (a text, or one made from what the
+ * action sent back; null says nothing, when `then` says it in place) and calls `then` with what
+ * the action sent back. Either way the page's data is read again (router.refresh).
  */
 export function useAdminAction() {
   const router = useRouter();
   const [pending, startTransition] = useTransition();
   const [state, setState] = useState<FormState>(null);
   const fieldError = (field: string) => state?.fieldErrors?.[field]?.[0];
-  const run = <Saved,>(action: () => Promise<FormState | { saved: Saved }>, then?: (saved: Saved | undefined) => void) =>
+  const run = <Saved,>(
+    action: () => Promise<FormState | { saved: Saved }>,
+    then?: (saved: Saved | undefined) => void,
+    status?: string | ((saved: Saved | undefined) => string | null),
+  ) =>
     startTransition(async () => {
       const result = await action();
       if (result && !("saved" in result)) {
         setState(result);
       } else {
         setState(null);
+        const text = typeof status === "function" ? status(result?.saved) : status;
+        if (text) announce(text);
         then?.(result?.saved);
       }
       router.refresh();

@@ -1,11 +1,12 @@
 "use client";
 
+import Link from "next/link";
 import { type ReactNode, useState } from "react";
 import { FieldFrame } from "./form";
 
 /**
  * A choice of the nodes an account may go to and one button (an account's move, a node's drain);
- * when none takes accounts now, says so instead.
+ * when none takes accounts now, says so instead, and where to add one.
  */
 export function NodeChoiceForm({
   id,
@@ -27,7 +28,13 @@ export function NodeChoiceForm({
   onChoose(node: string): void;
 }) {
   const [chosen, setChosen] = useState(nodes[0] ?? "");
-  if (nodes.length === 0) return <p className="muted">No other node takes accounts now.</p>;
+  if (nodes.length === 0)
+    return (
+      <p className="muted">
+        No other node takes accounts now: a move needs a second server running the panel&apos;s agent.{" "}
+        <Link href="/admin/nodes/create">Add a node →</Link>
+      </p>
+    );
   return (
     <form
       onSubmit={(event) => {

@@ -119,3 +119,18 @@ export function Time({ at, empty = "—" }: { at: string | Date | null | undefin
     </time>
   );
 }
+
+/**
+ * How long ago a moment was ("12 minutes ago", "just now"), the exact moment as its tooltip: the
+ * age of a figure (a disk usage measured earlier). Until the browser renders, the moment itself.
+ */
+export function Ago({ at }: { at: string | Date }) {
+  const zone = useTimeZone();
+  const now = useNow();
+  const date = new Date(at);
+  return (
+    <time dateTime={date.toISOString()} title={formatTime(date, zone)}>
+      {now === null ? formatTime(date, zone) : relativeTime(date, Math.max(now, date.getTime()))}
+    </time>
+  );
+}

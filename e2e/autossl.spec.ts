@@ -54,7 +54,7 @@ test("the account's page shows its certificate; 'Renew now' issues it again", as
 
   await signIn(page, { baseUrl: env.server.baseUrl, email: "admin@example.com", password });
 
-  await page.goto(`${env.server.baseUrl}/admin/accounts/${env.seed.accountId}/edit`);
+  await page.goto(`${env.server.baseUrl}/admin/accounts/${env.seed.accountId}/certificates`);
   const certificates = page.getByRole("region", { name: "Certificates" });
   await expect(certificates).toContainText("AutoSSL is on");
   const row = certificates.locator("tbody tr").filter({ hasText: "carol.example" });

@@ -47,12 +47,15 @@ test("backups: /admin/backups lists every account with its status, linked to its
   await expect(keeper).toContainText("never");
   await expect(keeper.getByRole("button", { name: "Back up keeper now" })).toBeVisible();
   await screenshot(page, "backups-status");
+  // Where the backups go, and that the default repository is this server's own disk.
+  await expect(page.getByTestId("backup-target")).toContainText("BACKUP_REPOSITORY");
+  await expect(page.getByRole("note")).toContainText("This repository is on this server's own disk");
   await keeper.getByRole("link", { name: "keeper" }).click();
-  await expect(page).toHaveURL(new RegExp(`/admin/accounts/${accountId}/edit$`));
+  await expect(page).toHaveURL(new RegExp(`/admin/accounts/${accountId}$`));
 });
 
 test("backups: Back up now on the account's page → a restore point and a success in the status", async ({ page }) => {
-  await page.goto(`${state().baseUrl}/admin/accounts/${accountId}/edit`);
+  await page.goto(`${state().baseUrl}/admin/accounts/${accountId}/backups`);
   const panel = page.getByRole("region", { name: "Backups" });
   await expect(panel.getByTestId("backup-status")).toContainText("Last success: never");
   await expect(restorePoints(page)).toHaveText([/No restore points yet/]);
@@ -75,7 +78,7 @@ test("backups: Back up now on the account's page → a restore point and a succe
 });
 
 test("backups: a wrong username typed, or a Restore to path leaving the home, is refused at its field; nothing restored", async ({ page }) => {
-  await page.goto(`${state().baseUrl}/admin/accounts/${accountId}/edit`);
+  await page.goto(`${state().baseUrl}/admin/accounts/${accountId}/backups`);
   await restorePoints(page).getByRole("button", { name: /^Restore from / }).click();
   const form = page.getByRole("form", { name: "Restore from a backup" });
   await expect(form).toContainText("will be replaced by the backup's copy");
@@ -122,4 +125,31 @@ test("backups: Restore a terminated account — a bad username at its field, a u
   await expect(section.locator(".error")).toHaveCount(0);
   await expect(section.getByRole("button", { name: /Restore account/ })).toHaveCount(0);
   await screenshot(page, "backups-restore-terminated-none");
+});
+
+test("accounts: a terminated account is listed under Terminated with its restore point, and Restore… asks for its username", async ({ page }) => {
+  const { baseUrl } = state();
+  await page.goto(`${baseUrl}/admin/accounts/${accountId}`);
+  await page.getByRole("button", { name: "Actions" }).click();
+  await page.getByRole("button", { name: "Terminate…" }).click();
+  await page.getByLabel("Type the username to confirm").fill("keeper");
+  await page.getByRole("button", { name: "Terminate keeper" }).click();
+  await expect(page).toHaveURL(/\/admin\/accounts$/);
+  await expect(page.getByTestId("status-message")).toContainText("Account keeper terminated.");
+  accountId = 0;
+
+  await page.getByRole("navigation", { name: "Filter by status" }).getByRole("link", { name: "Terminated" }).click();
+  await expect(page).toHaveURL(/status=terminated/);
+  const keeper = page.locator("table.data tbody tr").filter({ hasText: "keeper" });
+  await expect(keeper).toContainText("1 restore point");
+  await expect(keeper).toContainText("local");
+  await screenshot(page, "accounts-terminated");
+  await keeper.getByRole("button", { name: "Restore keeper" }).click();
+  const restore = page.getByRole("region", { name: "Restore keeper" });
+  await restore.getByRole("button", { name: /^Restore account/ }).first().click();
+  const form = page.getByRole("form", { name: "Restore the account" });
+  await expect(form).toContainText("Makes the account keeper again");
+  await expect(form.getByRole("button", { name: "Restore account keeper" })).toBeDisabled();
+  await form.getByRole("button", { name: "Cancel" }).click();
+  await expect(form).toHaveCount(0);
 });

@@ -109,7 +109,7 @@ test("PHP versions: add two, a duplicate edit is refused at its field, edit", as
   await expect(rows(page)).toHaveText([/PHP 8\.2/, /PHP 8\.3/, /PHP 8\.5/]);
 });
 
-test("accounts: create on a plan with a reseller; Suspend on the edit page → its key gets 403 at once; Unsuspend → 200", async ({ page }) => {
+test("accounts: create on a plan with a reseller; Suspend from the Actions menu → its key gets 403 at once, the banner says since when and why; Unsuspend → 200", async ({ page }) => {
   const { baseUrl, adminKey } = state();
   await page.goto(`${baseUrl}/admin/accounts`);
   await page.getByRole("link", { name: "Create account" }).click();
@@ -120,15 +120,21 @@ test("accounts: create on a plan with a reseller; Suspend on the edit page → i
   await page.getByLabel("Plan").selectOption("Business");
   await page.getByLabel("Reseller").selectOption("acme_hosting");
   await page.getByRole("button", { name: "Create", exact: true }).click();
+  // The whole form is checked at once: both errors, each at its field.
   await expect(page.locator("#username-error")).toHaveText("Username is reserved by the server");
-  await page.getByLabel("Username").fill("shopper");
-  await page.getByRole("button", { name: "Create", exact: true }).click();
   await expect(page.locator("#domain-error")).toHaveText("Domain is not a valid domain name");
+  // The username's rule and its hint say the same words.
+  await page.getByLabel("Username").fill("shop_per");
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  const rule = (await page.locator("#username-error").textContent())!.replace(/^Username must /, "");
+  await expect(page.locator("#username-hint")).toContainText(`Must ${rule}.`);
+  await page.getByLabel("Username").fill("shopper");
   await page.getByLabel("Domain").fill("shop.example");
   await page.getByLabel("Email").fill("owner@shop.example");
   await screenshot(page, "account-create");
   await page.getByRole("button", { name: "Create", exact: true }).click();
   await expect(page).toHaveURL(/\/admin\/accounts$/);
+  await expect(page.getByTestId("status-message")).toHaveText("Account shopper created.");
   const shopper = row(page, "shopper");
   await expect(shopper).toContainText("shop.example");
   await expect(shopper).toContainText("Business");
@@ -151,26 +157,46 @@ test("accounts: create on a plan with a reseller; Suspend on the edit page → i
   const account = await before.json();
   expect(account).toMatchObject({ username: "shopper", status: "active", has_ssh_access: false, plan: { name: "Business", max_databases: 25 } });
 
+  // The username links to the account; plan, owner and SSH access are on its Settings tab.
   await page.goto(`${baseUrl}/admin/accounts`);
-  await page.getByRole("link", { name: "Edit shopper" }).click();
-  await expect(page.getByRole("heading", { name: "Edit hosting account “shopper”" })).toBeVisible();
+  await row(page, "shopper").getByRole("link", { name: "shopper", exact: true }).click();
+  await expect(page.getByRole("heading", { name: "Hosting account “shopper”" })).toBeVisible();
+  await page.getByRole("navigation", { name: "Account sections" }).getByRole("link", { name: "Settings" }).click();
+  await expect(page).toHaveURL(/\/settings$/);
   await expect(page.getByLabel("Plan")).toHaveValue("Business");
   await expect(page.getByLabel("Reseller")).toHaveValue("acme_hosting");
   await page.getByLabel("SSH access").check();
   await page.getByLabel("Reseller").selectOption("");
   await page.getByRole("button", { name: "Save Changes" }).click();
-  await expect(page).toHaveURL(/\/admin\/accounts$/);
+  await expect(page.getByTestId("status-message")).toHaveText("Settings saved.");
+  await expect(page).toHaveURL(/\/settings$/);
 
-  await page.getByRole("link", { name: "Edit shopper" }).click();
+  // Suspend from the Actions menu, with a reason; the banner says since when and why.
+  await page.getByRole("navigation", { name: "Account sections" }).getByRole("link", { name: "Overview" }).click();
+  await expect(page.getByRole("heading", { name: "Hosting account “shopper”" })).toBeVisible();
+  await page.getByRole("button", { name: "Actions" }).click();
+  await page.getByRole("button", { name: "Suspend…" }).click();
   await page.getByLabel("Reason for suspension (optional)").fill("Invoice 1042 unpaid");
-  await screenshot(page, "account-edit");
-  await page.getByRole("button", { name: "Suspend", exact: true }).click();
-  const summary = page.getByRole("region", { name: "Account" });
+  await screenshot(page, "account-suspend");
+  await page.getByRole("button", { name: "Suspend shopper" }).click();
+  await expect(page.getByTestId("status-message")).toContainText("shopper is suspended");
+  const banner = page.getByRole("region", { name: "Account status" });
+  await expect(banner).toHaveText(/^Suspended since \d{4}-\d{2}-\d{2} \d{2}:\d{2} \S+ — Invoice 1042 unpaidUnsuspend$/);
+  const summary = page.getByRole("region", { name: "Account", exact: true });
   await expect(summary).toContainText("Suspended");
   await expect(summary).toContainText("Invoice 1042 unpaid");
-  await expect(page.getByRole("button", { name: "Unsuspend" })).toBeVisible();
+  await screenshot(page, "account-suspended");
+  // The banner is on every tab of the account.
+  await page.getByRole("navigation", { name: "Account sections" }).getByRole("link", { name: "Domains" }).click();
+  await expect(page.getByRole("region", { name: "Account status" })).toContainText("Invoice 1042 unpaid");
   await page.goto(`${baseUrl}/admin/accounts`);
   await expect(row(page, "shopper")).toContainText("Suspended");
+  await page.getByRole("navigation", { name: "Filter by status" }).getByRole("link", { name: "Suspended" }).click();
+  await expect(rows(page)).toHaveCount(1);
+  await expect(row(page, "shopper")).toHaveCount(1);
+  await page.getByRole("navigation", { name: "Filter by status" }).getByRole("link", { name: "Active" }).click();
+  await expect(row(page, "shopper")).toHaveCount(0);
+  await expect(row(page, "alice")).toHaveCount(1);
 
   const suspended = await api("/api/client/account", accountKey);
   expect(suspended.status).toBe(403);
@@ -180,11 +206,15 @@ test("accounts: create on a plan with a reseller; Suspend on the edit page → i
   expect(asAdmin.status).toBe(200);
   expect(await asAdmin.json()).toMatchObject({ status: "suspended", is_suspended: true, has_ssh_access: true, reseller_id: null });
 
-  await page.getByRole("link", { name: "Edit shopper" }).click();
-  await expect(page.getByRole("heading", { name: "Edit hosting account “shopper”" })).toBeVisible();
-  await page.getByRole("button", { name: "Unsuspend" }).click();
-  await expect(page.getByRole("region", { name: "Account" })).toContainText("Active");
-  await expect(page.getByRole("button", { name: "Suspend", exact: true })).toBeVisible();
+  await page.goto(`${baseUrl}/admin/accounts`);
+  await page.getByRole("link", { name: "Open shopper" }).click();
+  await expect(page.getByRole("heading", { name: "Hosting account “shopper”" })).toBeVisible();
+  await page.getByRole("region", { name: "Account status" }).getByRole("button", { name: "Unsuspend" }).click();
+  await expect(page.getByTestId("status-message")).toContainText("shopper is unsuspended");
+  await expect(page.getByRole("region", { name: "Account", exact: true })).toContainText("Active");
+  await expect(page.getByRole("region", { name: "Account status" })).toHaveCount(0);
+  await page.getByRole("button", { name: "Actions" }).click();
+  await expect(page.getByRole("button", { name: "Suspend…" })).toBeVisible();
   expect((await api("/api/client/account", accountKey)).status).toBe(200);
 
   // The key list stays as the other specs expect it.
@@ -213,7 +243,8 @@ test("accounts: SSH keys on the account's page — add (fingerprint shown, the A
   const line = ed25519KeyLine();
   const key = { line: `${line} me@laptop`, fingerprint: fingerprintOf(line) };
   await page.goto(`${baseUrl}/admin/accounts`);
-  await page.getByRole("link", { name: "Edit shopper" }).click();
+  await page.getByRole("link", { name: "Open shopper" }).click();
+  await page.getByRole("navigation", { name: "Account sections" }).getByRole("link", { name: "Files & SSH" }).click();
   const section = page.getByRole("region", { name: "SSH keys" });
   await expect(section).toContainText("No keys yet.");
   await section.getByLabel("Key name").fill("Laptop");
@@ -223,6 +254,7 @@ test("accounts: SSH keys on the account's page — add (fingerprint shown, the A
   await expect(section.getByLabel("Public key (one line of an OpenSSH .pub file)")).toHaveAttribute("aria-invalid", "true");
   await section.getByLabel("Public key (one line of an OpenSSH .pub file)").fill(key.line);
   await section.getByRole("button", { name: "Add key" }).click();
+  await expect(page.getByTestId("status-message")).toHaveText("SSH key Laptop added.");
   await expect(row(page, "Laptop")).toContainText(key.fingerprint);
   await expect(row(page, "Laptop")).toContainText("ssh-ed25519");
   await screenshot(page, "account-ssh-keys");
@@ -231,13 +263,15 @@ test("accounts: SSH keys on the account's page — add (fingerprint shown, the A
 
   await page.getByRole("button", { name: "Remove the SSH key Laptop" }).click();
   await expect(section).toContainText("No keys yet.");
+  await expect(page.getByTestId("status-message")).toHaveText("SSH key Laptop removed.");
   expect((await (await api("/api/client/ssh-keys", adminKey, "shopper")).json()).ssh_keys).toEqual([]);
 });
 
 test("accounts: PHP settings on the account's page — a POST size below the upload size refused at its field, a saved value the API reads", async ({ page }) => {
   const { baseUrl, adminKey } = state();
   await page.goto(`${baseUrl}/admin/accounts`);
-  await page.getByRole("link", { name: "Edit shopper" }).click();
+  await page.getByRole("link", { name: "Open shopper" }).click();
+  await page.getByRole("navigation", { name: "Account sections" }).getByRole("link", { name: "PHP" }).click();
   const settings = page.getByRole("form", { name: "PHP settings" });
   await expect(settings.getByLabel("Memory limit (MB)")).toHaveValue("256");
   await settings.getByLabel("Upload size (MB)").fill("128");
@@ -247,6 +281,7 @@ test("accounts: PHP settings on the account's page — a POST size below the upl
   await settings.getByLabel("Memory limit (MB)").fill("512");
   await settings.getByRole("button", { name: "Save PHP settings" }).click();
   await expect(settings.locator(".error")).toHaveCount(0);
+  await expect(page.getByTestId("status-message")).toHaveText("PHP settings saved.");
   await screenshot(page, "account-php-settings");
   await expect.poll(async () => (await (await api("/api/client/php-settings", adminKey, "shopper")).json()).memory_limit_mb).toBe(512);
   expect(await (await api("/api/client/php-settings", adminKey, "shopper")).json()).toMatchObject({ upload_max_filesize_mb: 128, post_max_size_mb: 128 });
@@ -262,7 +297,8 @@ test("accounts: Terminate asks for the username, then removes the account and it
   expect(created.status).toBe(201);
   const { id } = await created.json();
 
-  await page.goto(`${baseUrl}/admin/accounts/${id}/edit`);
+  await page.goto(`${baseUrl}/admin/accounts/${id}`);
+  await page.getByRole("button", { name: "Actions" }).click();
   await page.getByRole("button", { name: "Terminate…" }).click();
   const confirm = page.getByRole("button", { name: "Terminate leaving" });
   await expect(confirm).toBeDisabled();
@@ -272,7 +308,8 @@ test("accounts: Terminate asks for the username, then removes the account and it
   await screenshot(page, "account-terminate");
   await confirm.click();
   await expect(page).toHaveURL(/\/admin\/accounts$/);
-  await expect(page.getByRole("link", { name: "Edit leaving" })).toHaveCount(0);
+  await expect(page.getByTestId("status-message")).toContainText("Account leaving terminated.");
+  await expect(page.getByRole("link", { name: "Open leaving" })).toHaveCount(0);
   expect((await api(`/api/admin/accounts/${id}`, adminKey)).status).toBe(404);
   expect((await api("/api/client/domains", adminKey, "leaving")).status).toBe(404);
 });

@@ -58,12 +58,13 @@ test.afterAll(async () => {
 
 test("an account's page moves it to another node, shows the step it waits at, and cancels it", async ({ page }) => {
   await signIn(page, { baseUrl: env.server.baseUrl, email: "admin@example.com", password });
-  await page.goto(`${env.server.baseUrl}/admin/accounts/${env.seed.moverId}/edit`);
+  await page.goto(`${env.server.baseUrl}/admin/accounts/${env.seed.moverId}/settings`);
   const node = page.getByRole("region", { name: "Node" });
   await expect(node).toContainText("Hosted on local");
   await page.waitForLoadState("networkidle");
   await node.getByLabel("Move to").selectOption("n2");
   await node.getByRole("button", { name: "Move" }).click();
+  await expect(page.getByTestId("status-message")).toHaveText("Move to n2 started.");
   const move = node.getByRole("status", { name: "Move" });
   await expect(move).toContainText("Moving from local to n2");
   // n2's agent does not answer: the move waits at its first step, saying why (the page reads itself again).
@@ -78,8 +79,10 @@ test("an account's page moves it to another node, shows the step it waits at, an
   await expect(move).toContainText("cancelling");
   await expect(move.getByRole("button", { name: "Cancel the move" })).toHaveCount(0);
   // While it is the move's, the account cannot be suspended.
-  await page.getByRole("button", { name: "Suspend" }).click();
-  await expect(page.getByRole("region", { name: "Suspension and termination" }).getByRole("alert")).toContainText("moving to another node");
+  await page.getByRole("button", { name: "Actions" }).click();
+  await page.getByRole("button", { name: "Suspend…" }).click();
+  await page.getByRole("button", { name: /^Suspend \w/ }).click();
+  await expect(page.locator("p.alert")).toContainText("moving to another node");
 });
 
 test("a node's page drains it: its accounts queued to move to the node chosen, listed with their step", async ({ page }) => {
@@ -100,7 +103,7 @@ test("a node's page drains it: its accounts queued to move to the node chosen, l
 test("a move queued behind another is cancelled at once: the page shows it cancelled and the Move form again", async ({ page }) => {
   await signIn(page, { baseUrl: env.server.baseUrl, email: "admin@example.com", password });
   const moveTo = async (accountId: number, target: string) => {
-    await page.goto(`${env.server.baseUrl}/admin/accounts/${accountId}/edit`);
+    await page.goto(`${env.server.baseUrl}/admin/accounts/${accountId}/settings`);
     await page.waitForLoadState("networkidle");
     const node = page.getByRole("region", { name: "Node" });
     await node.getByLabel("Move to").selectOption(target);

@@ -222,7 +222,8 @@ export async function terminateAccount(
       action: "hosting_account.terminate",
       targetType: "hosting_account",
       targetId: account.id,
-      details: { ...holdings },
+      // The node names the repository its backups are in (the accounts list's Terminated, their restore).
+      details: { ...holdings, node: node.name },
     });
     return { username: account.username, queuedOn: null };
   });
@@ -239,8 +240,9 @@ export async function finishTermination(db: Database, accountId: number): Promis
   await db.transaction(async (tx) => {
     const [account] = await tx.select().from(hostingAccounts).where(eq(hostingAccounts.id, accountId)).for("update");
     if (!account) return;
+    const node = await nodeOfAccount(tx, accountId);
     await deleteAccountRecords(tx, accountId);
-    await recordAudit(tx, { type: "system" }, { action: "hosting_account.terminate", targetType: "hosting_account", targetId: accountId, details: { username: account.username } });
+    await recordAudit(tx, { type: "system" }, { action: "hosting_account.terminate", targetType: "hosting_account", targetId: accountId, details: { username: account.username, node: node.name } });
   });
 }
 

@@ -1,4 +1,6 @@
+import { and, desc, eq } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
+import { auditLog } from "@/db/schema";
 import { backupStatus } from "@/lib/backups/service";
 import { listCronJobs } from "@/lib/cron/service";
 import { type DatabaseRecord, type DatabaseUserRecord, listDatabases, listDatabaseUsers } from "@/lib/databases/service";
@@ -6,7 +8,10 @@ import { listDomains } from "@/lib/domains/service";
 import { AppError } from "@/lib/errors";
 import { findNodeByName, nodeStateOf } from "@/lib/nodes/service";
 import { listSshKeys } from "@/lib/ssh/service";
+import { lastDiskUsage } from "@/lib/hosting/disk-usage";
+import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import { ADMIN } from "./manager";
+import type { AccountListRow } from "./schemas";
 import { getAccount, getUsageDetails, visitorStats } from "./service";
 
 // What the admin's account page shows at its top (the account summary): everything the account
@@ -88,4 +93,44 @@ export async function accountVisitorDays(db: Queryable, account: { id: number; u
     if (error instanceof AppError && (error.code === "VALIDATION" || error.code === "UNAVAILABLE")) return { unavailable: error.message };
     throw error;
   }
+}
+
+/**
+ * When a suspended account was suspended: its latest suspension in the audit log (a suspension
+ * of a suspended account changes nothing and records nothing); null when active.
+ */
+export async function suspendedSince(db: Queryable, account: { id: number; is_suspended: boolean }): Promise<string | null> {
+  if (!account.is_suspended) return null;
+  const [row] = await db
+    .select({ at: auditLog.at })
+    .from(auditLog)
+    .where(and(eq(auditLog.action, "hosting_account.suspend"), eq(auditLog.targetType, "hosting_account"), eq(auditLog.targetId, account.id)))
+    .orderBy(desc(auditLog.at))
+    .limit(1);
+  return row ? row.at.toISOString() : null;
+}
+
+/** A row of the admin's accounts list: the account, its home's size as last measured, its last backup. */
+export type AccountListEntry = AccountListRow & {
+  /** Null when it was never measured here (an account on another node is measured on its page). */
+  disk: { used_mb: number; measured_at: string } | null;
+  backup: { last_success_at: string | null; last_error: string | null };
+};
+
+/**
+ * The list's rows with their disk use and last backup. The disk figure is the one kept from the
+ * last measurement (the background job measures the panel's homes every 15 minutes): a list never
+ * runs `du` for each of its rows.
+ */
+export async function accountListEntries(db: Queryable, rows: AccountListRow[]): Promise<AccountListEntry[]> {
+  const backups = new Map((await backupStatus(db, ADMIN)).accounts.map((status) => [status.account_id, status]));
+  return rows.map((row) => {
+    const measured = row.node === LOCAL_NODE ? lastDiskUsage(row.username) : null;
+    const backup = backups.get(row.id);
+    return {
+      ...row,
+      disk: measured ? { used_mb: measured.mb, measured_at: new Date(measured.at).toISOString() } : null,
+      backup: { last_success_at: backup?.last_success_at ?? null, last_error: backup?.last_error ?? null },
+    };
+  });
 }

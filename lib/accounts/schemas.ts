@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { idField, onlyFields, timestamp } from "@/lib/http/operation";
+import { isDomainNameShape } from "@/lib/provisioning/rules";
 import { moveSchema } from "@/lib/moves/schemas";
 
 const profileString = z.string().trim().max(255).nullable();
@@ -111,7 +112,15 @@ export const usageDetailsSchema = z.object({
   dns_records: usageItem,
   // over_limit: the measured size is above the plan's disk_mb (never true while either is unknown).
   // enforced: the kernel refuses writes past limit_mb (HOME_ROOT's file system has user quotas).
-  disk: z.object({ used_mb: z.number().nullable(), limit_mb: z.number().int().nullable(), over_limit: z.boolean(), enforced: z.boolean() }),
+  // measured_at: when used_mb was measured (ISO 8601); a figure is kept up to DISK_USAGE_MAX_AGE_S,
+  // so it may be older than the request. Null when used_mb is.
+  disk: z.object({
+    used_mb: z.number().nullable(),
+    limit_mb: z.number().int().nullable(),
+    over_limit: z.boolean(),
+    enforced: z.boolean(),
+    measured_at: z.iso.datetime().nullable(),
+  }),
   database_sizes: z
     .array(z.object({ id: z.number().int(), database_name: z.string(), size_mb: z.number() }))
     .nullable(),
@@ -142,11 +151,14 @@ export const RESERVED_USERNAMES: ReadonlySet<string> = new Set([
  * could lie inside another's (`a_` holds `a_b_`). Accounts made before keep their `_`
  * (lib/databases/service.ts keeps the other accounts out of their prefix).
  */
+/** The username rule in words: the schema's refusal ("must …") and the form's hint say it alike. */
+export const ACCOUNT_USERNAME_RULE = "start with a letter, then letters or digits only; at most 32 characters";
+
 const accountUsername = z
   .string()
   .trim()
   .toLowerCase()
-  .regex(/^[a-z][a-z0-9]{0,31}$/, "must start with a letter; letters and digits only; at most 32")
+  .regex(/^[a-z][a-z0-9]{0,31}$/, `must ${ACCOUNT_USERNAME_RULE}`)
   .refine((username) => !RESERVED_USERNAMES.has(username), "is reserved by the server");
 
 const accountEmail = z.email("is not a valid email address").trim().max(255);
@@ -155,7 +167,8 @@ const accountEmail = z.email("is not a valid email address").trim().max(255);
 export const createAccountSchema = z
   .object({
     username: accountUsername,
-    domain: z.string().trim().min(1, "is required").max(253, "must be at most 253 characters"),
+    // Checked here as typed too (the service normalises it), so a form says it beside the other fields' errors.
+    domain: z.string().trim().min(1, "is required").max(253, "must be at most 253 characters").refine(isDomainNameShape, "is not a valid domain name"),
     plan: z.string().trim().min(1).optional(),
     reseller: z.string().trim().min(1).optional(),
     email: accountEmail.optional(),

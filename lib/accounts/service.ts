@@ -7,7 +7,7 @@ import { countAccountRecords } from "@/lib/dns/service";
 import { env } from "@/lib/env";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { databaseSizesMb } from "@/lib/databases/service";
-import { accountDiskUsageMb } from "@/lib/hosting/disk-usage";
+import { accountDiskUsage } from "@/lib/hosting/disk-usage";
 import { webHostingEnabled } from "@/lib/provisioning/home-layout";
 import { applyDiskQuotas, applySshAccess, assertPhpUsable, provisionAccount, syncAccountSites } from "@/lib/hosting/service";
 import { quotaMountPoint } from "@/lib/provisioning/quota";
@@ -128,10 +128,10 @@ function searchCondition(search: string | undefined) {
   return or(ilike(hostingAccounts.username, pattern), ilike(hostingAccounts.domain, pattern), ilike(hostingAccounts.email, pattern));
 }
 
-/** The admin list: searched by username, domain or email, paged, with each account's reseller. */
-export async function listAccountsPage(db: Queryable, query: ListQuery): Promise<ListPage<AccountListRow>> {
+/** The admin list: searched by username, domain or email, of one status when given, paged, with each account's reseller. */
+export async function listAccountsPage(db: Queryable, query: ListQuery, status?: "active" | "suspended"): Promise<ListPage<AccountListRow>> {
   const { search, ...window } = listQuerySchema.parse(query);
-  const where = searchCondition(search);
+  const where = and(searchCondition(search), status ? eq(hostingAccounts.status, status) : undefined);
   const rowsQuery = selectAccounts(db)
     .leftJoin(resellers, eq(resellers.id, hostingAccounts.resellerId))
     .where(where)
@@ -345,10 +345,12 @@ export async function configurePhp(
   });
 }
 
-const diskUsage = (usedMb: number | null, limitMb: number | null) => ({
-  used_mb: usedMb,
+/** A home's measured size (null: unknown) against its plan, and when it was measured. */
+const diskUsage = (measured: { mb: number; at: number } | null, limitMb: number | null) => ({
+  used_mb: measured?.mb ?? null,
   limit_mb: limitMb,
-  over_limit: usedMb !== null && limitMb !== null && usedMb > limitMb,
+  over_limit: measured !== null && limitMb !== null && measured.mb > limitMb,
+  measured_at: measured ? new Date(measured.at).toISOString() : null,
 });
 
 /** GET /api/client/account/usage-details: what the account uses against its plan. */
@@ -372,7 +374,7 @@ export async function getUsageDetails(db: Queryable, accountId: number) {
     dns_records: { used: await countAccountRecords(db, accountId), limit: account.plan.max_dns_records },
     // The measured size of the home; null (unknown, never invented) when the panel keeps no homes.
     disk: host.local
-      ? { ...diskUsage(await accountDiskUsageMb(account.username), account.plan.disk_mb), enforced: (await quotaMountPoint()) !== null }
+      ? { ...diskUsage(await accountDiskUsage(account.username), account.plan.disk_mb), enforced: (await quotaMountPoint()) !== null }
       : await remoteDiskUsage(host, account.username, account.plan.disk_mb),
     // Real sizes from the database server; null when provisioning is off or the server is down.
     database_sizes: sizesMb
@@ -386,10 +388,16 @@ export async function getUsageDetails(db: Queryable, accountId: number) {
   };
 }
 
-/** The home's size on the account's node, measured there; unknown (null) while the node does not answer. */
+/**
+ * The home's size on the account's node, measured there as it answers (so measured now); unknown
+ * (null) while the node does not answer.
+ */
 async function remoteDiskUsage(host: Host, username: string, limitMb: number | null) {
   const measured = await host.run("account.disk-usage", { username }).catch(() => null);
-  return { ...diskUsage(measured?.mb ?? null, limitMb), enforced: measured?.enforced ?? false };
+  return {
+    ...diskUsage(measured && measured.mb !== null ? { mb: measured.mb, at: Date.now() } : null, limitMb),
+    enforced: measured?.enforced ?? false,
+  };
 }
 
 /** GET /api/client/account/visitor-stats: `domain` must be the account's (else 404). */

@@ -1,6 +1,7 @@
 import net from "node:net";
 import { domainToASCII } from "node:url";
 import { env } from "@/lib/env";
+import { isAsciiHostName } from "@/lib/provisioning/rules";
 
 /**
  * A host name as stored: lower case, no final dot, IDN labels in punycode ("bücher.de" →
@@ -10,13 +11,7 @@ export function normalizeDomainName(input: string): string | null {
   const trimmed = input.trim().replace(/\.$/, "");
   if (!trimmed || /[\s/:@]/.test(trimmed)) return null;
   const ascii = domainToASCII(trimmed).toLowerCase();
-  if (!ascii || ascii.length > 253) return null;
-  const labels = ascii.split(".");
-  if (labels.length < 2) return null;
-  const labelOk = (label: string) => /^(?!-)[a-z0-9-]{1,63}(?<!-)$/.test(label);
-  if (!labels.every(labelOk)) return null;
-  if (/^[0-9]+$/.test(labels[labels.length - 1])) return null;
-  return ascii;
+  return isAsciiHostName(ascii) ? ascii : null;
 }
 
 /**

@@ -39,12 +39,22 @@ export function measureHome(username: string): Promise<Measurement> {
   return measurement;
 }
 
-/** The home's size in MB as last measured, refreshed first when older than DISK_USAGE_MAX_AGE_S. */
-export async function accountDiskUsageMb(username: string): Promise<number | null> {
+/** The home's size as last measured and when (ms), without measuring it (the accounts list); null when never. */
+export function lastDiskUsage(username: string): { mb: number; at: number } | null {
+  const last = state.done.get(username);
+  return last && last.mb !== null ? { mb: last.mb, at: last.at } : null;
+}
+
+/**
+ * The home's size in MB as last measured and when (ms), refreshed first when older than
+ * DISK_USAGE_MAX_AGE_S; null before the first measurement or when the panel keeps no homes.
+ */
+export async function accountDiskUsage(username: string): Promise<{ mb: number; at: number } | null> {
   if (!homesEnabled()) return null;
   const last = state.done.get(username);
-  if (last && Date.now() - last.at < env().diskUsageMaxAgeMs) return last.mb;
+  const known = (measurement: Measurement | null | undefined) => (measurement && measurement.mb !== null ? { mb: measurement.mb, at: measurement.at } : null);
+  if (last && Date.now() - last.at < env().diskUsageMaxAgeMs) return known(last);
   const fresh = measureHome(username);
   const timeout = new Promise<null>((resolve) => setTimeout(resolve, WAIT_MS, null).unref());
-  return ((await Promise.race([fresh, timeout])) ?? last)?.mb ?? null;
+  return known((await Promise.race([fresh, timeout])) ?? last);
 }

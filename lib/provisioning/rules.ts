@@ -120,3 +120,30 @@ export const MAX_QUOTA_MB = 1_000_000;
 
 /** A DKIM selector the panel makes (a DNS label: `<selector>._domainkey.<domain>`, and a key file's name). */
 export const DKIM_SELECTOR = /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * Whether an ASCII host name (lower case, no final dot) is one the panel stores: two or more
+ * labels of letters, digits and inner dashes, at most 253 characters, a top-level label not all
+ * digits. lib/domains/names.ts normalizeDomainName applies it after converting IDN labels to
+ * punycode; a form checks the name as typed with it (`isDomainNameShape`).
+ */
+export function isAsciiHostName(ascii: string): boolean {
+  if (!ascii || ascii.length > 253) return false;
+  const labels = ascii.split(".");
+  if (labels.length < 2) return false;
+  if (!labels.every((label) => /^(?!-)[a-z0-9-]{1,63}(?<!-)$/.test(label))) return false;
+  return !/^[0-9]+$/.test(labels[labels.length - 1]);
+}
+
+/**
+ * A domain as typed in a form, checked where no punycode converter is at hand (the browser, a
+ * schema): the rule of isAsciiHostName for an ASCII name; a name with other letters (an IDN) is
+ * left to the server, which converts it first. So a form says a bad name beside its other errors.
+ */
+export function isDomainNameShape(input: string): boolean {
+  const trimmed = input.trim().replace(/\.$/, "");
+  if (!trimmed || /[\s/:@]/.test(trimmed)) return false;
+  // eslint-disable-next-line no-control-regex
+  if (/[^\x00-\x7f]/.test(trimmed)) return true;
+  return isAsciiHostName(trimmed.toLowerCase());
+}

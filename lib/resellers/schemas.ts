@@ -1,12 +1,15 @@
 import { z } from "zod";
 
+/** The username rule in words: the schema's refusal ("must …") and the form's hint say it alike. */
+export const RESELLER_USERNAME_RULE = "start with a letter, then letters, digits or _ only; at most 32 characters";
+
 /** Create and rename (CLI, admin UI): the reseller's login name. */
 export const resellerSchema = z.object({
   username: z
     .string()
     .trim()
     .toLowerCase()
-    .regex(/^[a-z][a-z0-9_]{0,31}$/, "must start with a letter; letters, digits and _ only; at most 32"),
+    .regex(/^[a-z][a-z0-9_]{0,31}$/, `must ${RESELLER_USERNAME_RULE}`),
 });
 export type ResellerInput = z.input<typeof resellerSchema>;
 

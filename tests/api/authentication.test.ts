@@ -211,6 +211,11 @@ for (const backend of testBackends()) {
       assert.deepEqual(dns.properties.type.enum, types);
       const dnsUpdate = response.body.paths["/api/client/dns-records/{id}"].put.requestBody.content["application/json"].schema;
       assert.deepEqual(dnsUpdate.properties.type.enum, types);
+      // usage-details says when its disk figure was measured (a figure is kept up to DISK_USAGE_MAX_AGE_S).
+      const usage = response.body.paths["/api/client/account/usage-details"].get.responses["200"].content["application/json"].schema;
+      const disk = usage.properties?.disk ?? response.body.components.schemas[usage.$ref?.split("/").at(-1)]?.properties.disk;
+      assert.ok(disk.required.includes("measured_at"), JSON.stringify(disk));
+      assert.ok(JSON.stringify(disk.properties.measured_at).includes("date-time"), JSON.stringify(disk.properties.measured_at));
     });
 
   });

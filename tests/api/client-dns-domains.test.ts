@@ -182,6 +182,7 @@ for (const backend of testBackends()) {
       assert.equal(usage.body.domains.used, 4);
       assert.equal(usage.body.domains.limit, null);
       assert.equal(usage.body.disk.used_mb, null);
+      assert.equal(usage.body.disk.measured_at, null, "nothing measured, no time");
       assert.deepEqual(usage.body.provisioning, { databases: false, web: false }, "records only: no sites, no homes");
     });
   });

@@ -242,6 +242,9 @@ for (const backend of machineBackends("pglite")) {
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       const second = await client().get("/api/client/account/usage-details");
       assert.ok(second.body.disk.used_mb >= first.body.disk.used_mb + 5, `${first.body.disk.used_mb} → ${second.body.disk.used_mb}`);
+      // Each figure says when it was measured: the second one later than the first, and not in the future.
+      const [firstAt, secondAt] = [Date.parse(first.body.disk.measured_at), Date.parse(second.body.disk.measured_at)];
+      assert.ok(secondAt > firstAt && secondAt <= Date.now(), `${first.body.disk.measured_at} → ${second.body.disk.measured_at}`);
     });
 
     test("a username that is already a Linux user is refused (422), and nothing is made", async () => {

@@ -2,11 +2,13 @@
 
 import { AdminForm, type AnyForm, CheckboxField, emptyAs, InputField, SelectField, useAdminForm } from "@/components/form";
 import {
+  ACCOUNT_USERNAME_RULE,
   accountAdminFieldsSchema,
   type AccountAdminFieldsInput,
   createAccountSchema,
 } from "@/lib/accounts/schemas";
 import type { Path } from "react-hook-form";
+import { accountPaths } from "./[id]/paths";
 import { createAccountAction, updateAccountAction } from "./actions";
 
 interface Options {
@@ -55,6 +57,7 @@ export function CreateAccountForm({ plans, resellers }: Options) {
     defaultValues: { username: "", domain: "", email: undefined, plan: plans.includes("default") ? "default" : plans[0], reseller: undefined },
     save: createAccountAction,
     doneHref: "/admin/accounts",
+    done: (values) => `Account ${values.username.trim().toLowerCase()} created.`,
   });
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Create" cancelHref="/admin/accounts">
@@ -66,7 +69,7 @@ export function CreateAccountForm({ plans, resellers }: Options) {
             name="username"
             label="Username"
             autoComplete="off"
-            hint="A lower-case letter, then letters, digits or _; at most 32. Prefixes the account's databases."
+            hint={`Must ${ACCOUNT_USERNAME_RULE}. Prefixes the account's databases.`}
           />
           <InputField
             form={form}
@@ -90,10 +93,11 @@ export function AccountAdminForm({ accountId, initial, plans, resellers }: Optio
     schema: accountAdminFieldsSchema,
     defaultValues: initial,
     save: (values) => updateAccountAction(accountId, values),
-    doneHref: "/admin/accounts",
+    doneHref: accountPaths(accountId).settings,
+    done: () => "Settings saved.",
   });
   return (
-    <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Save Changes" cancelHref="/admin/accounts">
+    <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Save Changes" cancelHref={accountPaths(accountId).overview}>
       <PlanAndOwnerFieldset form={form} plans={plans} resellers={resellers} noReseller={null} />
       <fieldset>
         <legend>Access</legend>

@@ -4,15 +4,50 @@ import type { ColumnDef } from "@tanstack/react-table";
 import Link from "next/link";
 import { DataTable } from "@/components/data-table";
 import { Badge, Failure } from "@/components/status";
-import { Time } from "@/components/time";
-import type { AccountListRow } from "@/lib/accounts/schemas";
+import { Ago, Time } from "@/components/time";
+import { amount } from "@/components/usage-bar";
+import type { AccountListEntry } from "@/lib/accounts/overview";
 
-const columns: ColumnDef<AccountListRow, unknown>[] = [
-  { header: "Username", cell: ({ row }) => <strong>{row.original.username}</strong> },
+const columns: ColumnDef<AccountListEntry, unknown>[] = [
+  {
+    header: "Username",
+    cell: ({ row }) => (
+      <Link href={`/admin/accounts/${row.original.id}`}>
+        <strong>{row.original.username}</strong>
+      </Link>
+    ),
+  },
   { header: "Domain", cell: ({ row }) => row.original.domain },
   { header: "Plan", cell: ({ row }) => row.original.plan.name },
   { header: "Reseller", cell: ({ row }) => row.original.reseller_username ?? <span className="muted">None</span> },
-  { header: "SSH", cell: ({ row }) => (row.original.has_ssh_access ? "Yes" : <span className="muted">No</span>) },
+  {
+    header: "Disk",
+    cell: ({ row }) => {
+      const { disk, plan } = row.original;
+      const limit = plan.disk_mb === null ? "(no limit)" : `of ${amount(plan.disk_mb, "MB")}`;
+      if (!disk) return <span className="muted">— {limit}</span>;
+      const over = plan.disk_mb !== null && disk.used_mb > plan.disk_mb;
+      return (
+        <>
+          <span className={over ? "error" : undefined}>
+            {amount(disk.used_mb, "MB")} {limit}
+          </span>
+          <div className="muted">
+            <Ago at={disk.measured_at} />
+          </div>
+        </>
+      );
+    },
+  },
+  {
+    header: "Last backup",
+    cell: ({ row }) =>
+      row.original.backup.last_error ? (
+        <Failure reason={row.original.backup.last_error} />
+      ) : (
+        <Time at={row.original.backup.last_success_at} empty="never" />
+      ),
+  },
   {
     header: "Node",
     cell: ({ row }) => (
@@ -39,16 +74,26 @@ const columns: ColumnDef<AccountListRow, unknown>[] = [
   {
     header: "Actions",
     cell: ({ row }) => (
-      <Link className="button" href={`/admin/accounts/${row.original.id}/edit`} aria-label={`Edit ${row.original.username}`}>
-        Edit
+      <Link className="button" href={`/admin/accounts/${row.original.id}`} aria-label={`Open ${row.original.username}`}>
+        Open
       </Link>
     ),
   },
 ];
 
-export function AccountsTable(props: { rows: AccountListRow[]; total: number; page: number; perPage: number; search: string }) {
+export function AccountsTable(props: {
+  rows: AccountListEntry[];
+  total: number;
+  page: number;
+  perPage: number;
+  search: string;
+  status: "active" | "suspended" | null;
+}) {
+  const { status, ...table } = props;
   const empty = props.search ? (
-    <p>No hosting account matches “{props.search}”.</p>
+    <p>No {status ?? ""} hosting account matches “{props.search}”.</p>
+  ) : status ? (
+    <p>No {status} hosting accounts.</p>
   ) : (
     <>
       <h2>No hosting accounts yet</h2>
@@ -58,5 +103,5 @@ export function AccountsTable(props: { rows: AccountListRow[]; total: number; pa
       </Link>
     </>
   );
-  return <DataTable columns={columns} searchLabel="Search by username, domain or email" empty={empty} {...props} />;
+  return <DataTable columns={columns} searchLabel="Search by username, domain or email" empty={empty} {...table} />;
 }

@@ -77,24 +77,24 @@ export async function renewCertificateAction(accountId: number, domainId: number
   const account = idField.parse(accountId);
   await requestRenewal(db, account, idField.parse(domainId), { type: "admin_user", id: admin.adminUserId });
   requestAutoSslCheck();
-  revalidatePath(`/admin/accounts/${account}/edit`);
+  revalidatePath(`/admin/accounts/${account}/certificates`);
 }
 
 /** "Add key" on the account's page: the same check as POST /api/client/ssh-keys. */
 export async function addSshKeyAction(accountId: number, input: { name: string; public_key: string }) {
   const account = idField.parse(accountId);
-  return runAdminFormAction(`/admin/accounts/${account}/edit`, (db) => addSshKey(db, account, createSshKeyBodySchema.parse(input)));
+  return runAdminFormAction(`/admin/accounts/${account}/files-ssh`, (db) => addSshKey(db, account, createSshKeyBodySchema.parse(input)));
 }
 
 export async function deleteSshKeyAction(accountId: number, keyId: number) {
   const account = idField.parse(accountId);
-  return runAdminFormAction(`/admin/accounts/${account}/edit`, (db) => deleteSshKey(db, account, idField.parse(keyId)));
+  return runAdminFormAction(`/admin/accounts/${account}/files-ssh`, (db) => deleteSshKey(db, account, idField.parse(keyId)));
 }
 
 /** "Save PHP settings" on the account's page: the same checks as PUT /api/client/php-settings. */
 export async function updatePhpSettingsAction(accountId: number, input: unknown) {
   const account = idField.parse(accountId);
-  return runAdminFormAction(`/admin/accounts/${account}/edit`, (db) => updatePhpSettings(db, account, updatePhpSettingsSchema.parse(input)));
+  return runAdminFormAction(`/admin/accounts/${account}/php`, (db) => updatePhpSettings(db, account, updatePhpSettingsSchema.parse(input)));
 }
 
 /** Moves the account to another node (docs/nodes.md "Moving accounts"): queued, the panel's server does it. */

@@ -19,7 +19,7 @@ import { idField } from "@/lib/http/operation";
 export async function backupNowAction(accountId: number) {
   const account = idField.parse(accountId);
   return runAdminFormAction(
-    `/admin/accounts/${account}/edit`,
+    `/admin/accounts/${account}/backups`,
     async (db) => {
       const { username } = await getAccount(db, account);
       await requestBackup(db, ADMIN, account).catch((error) => {
@@ -39,7 +39,7 @@ export async function backupNowAction(accountId: number) {
 export async function restoreFromRunAction(accountId: number, input: z.input<typeof restoreBodySchema>, confirmation: string) {
   const account = idField.parse(accountId);
   return runAdminFormAction(
-    `/admin/accounts/${account}/edit`,
+    `/admin/accounts/${account}/backups`,
     async (db) => {
       const body = restoreBodySchema.parse(input);
       checkUsernameConfirmation(confirmation, (await getAccount(db, account)).username);

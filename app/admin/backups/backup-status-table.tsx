@@ -46,7 +46,7 @@ export function BackupStatusTable({ accounts }: { accounts: AccountBackupStatus[
             {accounts.map((account) => (
               <tr key={account.account_id}>
                 <td>
-                  <Link href={`/admin/accounts/${account.account_id}/edit`}>{account.username}</Link>
+                  <Link href={`/admin/accounts/${account.account_id}`}>{account.username}</Link>
                 </td>
                 <td>
                   <Time at={account.last_success_at} empty="never" />

@@ -7,6 +7,7 @@ import { backupStatus } from "@/lib/backups/service";
 import { env } from "@/lib/env";
 import { listNodes } from "@/lib/nodes/service";
 import { BackupStatusTable } from "./backup-status-table";
+import { BackupTarget } from "./backup-target";
 import { RestoreTerminatedAccount } from "./restore-terminated-account";
 
 export const metadata: Metadata = { title: "Backups" };
@@ -25,6 +26,7 @@ export default async function BackupsPage() {
         {schedule ? `Every account is backed up each night at ${schedule} (server time) by restic.` : "Nightly backups are off: set BACKUP_SCHEDULE to a time of day (e.g. 02:00) in the panel's configuration to turn them on."} An
         account&apos;s restore points and their restore are on its page.
       </p>
+      <BackupTarget />
       <BackupStatusTable accounts={accounts} />
       <RestoreTerminatedAccount nodes={nodeNames} />
     </>

@@ -82,7 +82,7 @@ export function RestoreTerminatedAccount({ nodes }: { nodes: string[] }) {
       )}
       {restored && (
         <p role="status">
-          {restored.message} <Link href={`/admin/accounts/${restored.id}/edit`}>Open the account {restored.username}</Link>
+          {restored.message} <Link href={`/admin/accounts/${restored.id}`}>Open the account {restored.username}</Link>
         </p>
       )}
     </section>
@@ -90,7 +90,7 @@ export function RestoreTerminatedAccount({ nodes }: { nodes: string[] }) {
 }
 
 /** The confirmation of a whole-account restore: the username typed again. */
-function RestoreAccountForm({
+export function RestoreAccountForm({
   username,
   node,
   restorePoint,

@@ -67,6 +67,7 @@ export function EditNodeForm({ nodeId, initial, joined }: { nodeId: number; init
     defaultValues: initial,
     save: (values) => updateNodeAction(nodeId, values),
     doneHref: LIST,
+    done: (values) => `Node ${values.name} saved.`,
   });
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Save Changes" cancelHref={LIST}>

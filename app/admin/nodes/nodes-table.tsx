@@ -4,6 +4,7 @@ import type { ColumnDef } from "@tanstack/react-table";
 import Link from "next/link";
 import { DataTable } from "@/components/data-table";
 import { Time } from "@/components/time";
+import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import type { NodeRecord } from "@/lib/nodes/service";
 
 const gigabytes = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GB`;
@@ -28,7 +29,14 @@ const columns: ColumnDef<NodeRecord, unknown>[] = [
   { header: "Agent", cell: ({ row }) => row.original.agent_version ?? "—" },
   {
     header: "Last heartbeat",
-    cell: ({ row }) => <Time at={row.original.last_heartbeat_at} />,
+    cell: ({ row }) =>
+      row.original.name === LOCAL_NODE ? (
+        <span className="muted" title="The panel does this machine's work itself, with no agent: there is nothing to send a heartbeat.">
+          none: the panel&apos;s own machine
+        </span>
+      ) : (
+        <Time at={row.original.last_heartbeat_at} />
+      ),
   },
   {
     header: "Actions",

@@ -22,8 +22,9 @@ export default async function NodesPage({ searchParams }: { searchParams: Promis
         </Link>
       </PageHeader>
       <p className="muted">
-        The servers that host accounts. <strong>local</strong> is this panel&apos;s own machine; every other node runs an agent that
-        takes its work from the panel. A draining node takes no new accounts.
+        The servers that host accounts. <strong>local</strong> is this panel&apos;s own machine: the panel does its work itself, with no
+        agent, so it sends no heartbeat (it is up whenever this page answers). Every other node runs an agent that takes its work from the
+        panel and beats every few seconds. A draining node takes no new accounts.
       </p>
       <NodesTable rows={rows} total={total} page={query.page} perPage={query.per_page} search={query.search} />
     </>

@@ -11,6 +11,7 @@ export function PhpVersionForm({ phpVersionId, initial }: { phpVersionId?: numbe
     defaultValues: initial ?? { version: "" },
     save: (values) => (phpVersionId ? updatePhpVersionAction(phpVersionId, values) : addPhpVersionAction(values)),
     doneHref: "/admin/php-versions",
+    done: (values) => `PHP ${values.version} ${phpVersionId ? "saved" : "added"}.`,
   });
   return (
     <AdminForm

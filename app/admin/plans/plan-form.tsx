@@ -26,6 +26,7 @@ export function PlanForm({ planId, initial }: { planId?: number; initial?: Creat
     defaultValues: initial ?? { name: "" },
     save: (values) => (planId ? updatePlanAction(planId, values) : createPlanAction(values)),
     doneHref: "/admin/plans",
+    done: (values) => `Plan ${values.name} ${planId ? "saved" : "created"}.`,
   });
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel={planId ? "Save Changes" : "Create"} cancelHref="/admin/plans">

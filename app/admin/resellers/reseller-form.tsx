@@ -1,7 +1,7 @@
 "use client";
 
 import { AdminForm, InputField, useAdminForm } from "@/components/form";
-import { type ResellerInput, resellerSchema } from "@/lib/resellers/schemas";
+import { RESELLER_USERNAME_RULE, type ResellerInput, resellerSchema } from "@/lib/resellers/schemas";
 import { createResellerAction, updateResellerAction } from "./actions";
 
 /** Create and rename of a reseller. */
@@ -11,6 +11,7 @@ export function ResellerForm({ resellerId, initial }: { resellerId?: number; ini
     defaultValues: initial ?? { username: "" },
     save: (values) => (resellerId ? updateResellerAction(resellerId, values) : createResellerAction(values)),
     doneHref: "/admin/resellers",
+    done: (values) => `Reseller ${values.username} ${resellerId ? "saved" : "created"}.`,
   });
   return (
     <AdminForm
@@ -30,7 +31,7 @@ export function ResellerForm({ resellerId, initial }: { resellerId?: number; ini
           hint={
             resellerId
               ? "Renaming keeps the reseller's accounts and API keys."
-              : "A lower-case letter, then letters, digits or _; at most 32 characters."
+              : `Must ${RESELLER_USERNAME_RULE}.`
           }
         />
       </fieldset>

@@ -16,6 +16,7 @@ export function CreateAdminForm() {
     defaultValues: { email: "", name: "", password: "" },
     save: createAdminAction,
     doneHref: LIST,
+    done: (values) => `Admin ${values.email} created.`,
   });
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Create" cancelHref={LIST}>
@@ -35,6 +36,7 @@ export function AdminStatusForm({ adminId, isEnabled }: { adminId: number; isEna
     defaultValues: { is_enabled: isEnabled },
     save: (values) => setAdminStatusAction(adminId, values),
     doneHref: LIST,
+    done: (values) => (values.is_enabled ? "Admin enabled." : "Admin disabled."),
   });
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Save Status" cancelHref={LIST}>
@@ -58,6 +60,7 @@ export function ResetPasswordForm({ adminId }: { adminId: number }) {
     defaultValues: { password: "" },
     save: (values) => resetAdminPasswordAction(adminId, values),
     doneHref: LIST,
+    done: () => "Password reset.",
   });
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Reset Password">
@@ -83,6 +86,7 @@ export function ChangeOwnPasswordForm() {
     defaultValues: { current_password: "", password: "" },
     save: changeOwnPasswordAction,
     doneHref: LIST,
+    done: () => "Your password is changed.",
   });
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Change Password">

@@ -215,6 +215,7 @@ function DisableTwoFactorForm({ close }: { close: () => void }) {
     defaultValues: { password: "", code: "" },
     save: disableTwoFactorAction,
     doneHref: PAGE,
+    done: () => "Two-factor sign-in is off.",
   });
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Turn off two-factor sign-in" moreButtons={closeButton(close)}>

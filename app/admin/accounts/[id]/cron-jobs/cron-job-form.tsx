@@ -14,6 +14,7 @@ export function CronJobForm({ accountId, jobId, initial }: { accountId: number; 
     defaultValues: initial ?? { schedule: "", command: "", is_enabled: true },
     save: (values) => (jobId ? updateCronJobAction(accountId, jobId, values) : createCronJobAction(accountId, values)),
     doneHref: list,
+    done: (values) => `Cron job “${values.schedule} ${values.command}” ${jobId ? "saved" : "added"}.`,
   });
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel={jobId ? "Save Changes" : "Add cron job"} cancelHref={list}>

@@ -18,6 +18,7 @@ export default async function AccountCronJobsPage({ params, searchParams }: Acco
   return (
     <>
       <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Cron jobs" }]}
         title={`Cron jobs of “${account.username}”`}

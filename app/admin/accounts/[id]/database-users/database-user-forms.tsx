@@ -2,6 +2,7 @@
 
 import { useRouter } from "next/navigation";
 import { ActionButton } from "@/components/action-button";
+import { announce } from "@/components/status-message";
 import { AdminForm, describedBy, InputField, numberOrUndefined, SelectField, useAdminForm } from "@/components/form";
 import { createDatabaseUserBodySchema, PRIVILEGES } from "@/lib/databases/schemas";
 import type { DatabaseUserRecord } from "@/lib/databases/service";
@@ -19,6 +20,7 @@ export function CreateDatabaseUserForm({ account }: { account: { id: number; use
     save: (values) => createDatabaseUserAction(account.id, values),
     doneHref: list,
     onSaved: (id: number) => {
+      announce(`Database user created.`, { path: `${list}/${id}/edit` });
       router.push(`${list}/${id}/edit`);
       router.refresh();
     },
@@ -55,6 +57,7 @@ export function UserDatabases({ accountId, user, databases }: { accountId: numbe
     defaultValues: { database_id: databases[0]?.id, privileges: ["ALL PRIVILEGES"] },
     save: (values) => grantDatabaseAction(accountId, user.id, values),
     doneHref: `${accountPaths(accountId).databaseUsers}/${user.id}/edit`,
+    done: (values) => `Privileges on ${databases.find((database) => database.id === values.database_id)?.database_name ?? "the database"} saved.`,
   });
   const privilegesError = form.formState.errors.privileges?.message;
   return (

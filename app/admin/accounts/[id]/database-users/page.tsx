@@ -5,6 +5,7 @@ import { listQueryFromUrl, pageOfList } from "@/lib/list-query";
 import { AccountHeader } from "../account-header";
 import { accountOfPage, type AccountPageProps } from "../account-page";
 import { accountPaths } from "../paths";
+import { MariaDbNotice } from "../databases/mariadb-notice";
 import { DatabaseUsersTable } from "./database-users-table";
 
 export const metadata: Metadata = { title: "Database users" };
@@ -17,6 +18,7 @@ export default async function AccountDatabaseUsersPage({ params, searchParams }:
   return (
     <>
       <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Database users" }]}
         title={`Database users of “${account.username}”`}
@@ -27,6 +29,7 @@ export default async function AccountDatabaseUsersPage({ params, searchParams }:
         }
       />
       <p className="muted">The MariaDB users the account&apos;s applications log in as, and the databases each may use.</p>
+      <MariaDbNotice node={account.node} />
       <DatabaseUsersTable accountId={account.id} rows={rows} total={total} page={query.page} perPage={query.per_page} search={query.search} />
     </>
   );

@@ -12,6 +12,8 @@ export function CreateDatabaseForm({ account }: { account: { id: number; usernam
     defaultValues: { database_name: "" },
     save: (values) => createDatabaseAction(account.id, values),
     doneHref: list,
+    // The server adds the account's prefix when it is left out (lib/databases/service.ts prefixedName).
+    done: (values) => `Database ${values.database_name.startsWith(`${account.username}_`) ? values.database_name : `${account.username}_${values.database_name}`} created.`,
   });
   return (
     <AdminForm form={form} message={message} onSubmit={onSubmit} submitLabel="Create database" cancelHref={list}>

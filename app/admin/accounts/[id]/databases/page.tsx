@@ -6,6 +6,7 @@ import { AccountHeader } from "../account-header";
 import { accountOfPage, type AccountPageProps } from "../account-page";
 import { accountPaths } from "../paths";
 import { DatabasesTable } from "./databases-table";
+import { MariaDbNotice } from "./mariadb-notice";
 
 export const metadata: Metadata = { title: "Databases" };
 
@@ -18,6 +19,7 @@ export default async function AccountDatabasesPage({ params, searchParams }: Acc
   return (
     <>
       <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Databases" }]}
         title={`Databases of “${account.username}”`}
@@ -31,6 +33,7 @@ export default async function AccountDatabasesPage({ params, searchParams }: Acc
         MariaDB databases of the account. A database is reached by its <Link href={paths.databaseUsers}>database users</Link>, each with the
         privileges given to it there.
       </p>
+      <MariaDbNotice node={account.node} />
       <DatabasesTable accountId={account.id} rows={rows} total={total} page={query.page} perPage={query.per_page} search={query.search} />
     </>
   );

@@ -24,6 +24,7 @@ export default async function AccountDnsPage({ params, searchParams }: AccountPa
   return (
     <>
       <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "DNS records" }]}
         title={`DNS records of “${account.username}”`}

@@ -72,6 +72,7 @@ export function CreateRecordForm({ accountId, zones, zoneId }: { accountId: numb
     defaultValues: { domain_id: zoneId, type: "A", name: "", content: "", ttl: 3600 } as DnsRecordCreateFormInput,
     save: (values) => createDnsRecordAction(accountId, values),
     doneHref: list,
+    done: (values) => `${values.type} record ${values.name} added.`,
     onSaved: saved,
   });
   if (warning) return <SavedWithWarning warning={warning} list={list} />;
@@ -97,6 +98,7 @@ export function EditRecordForm({ accountId, recordId, zone, initial }: { account
     defaultValues: initial,
     save: (values) => updateDnsRecordAction(accountId, recordId, values),
     doneHref: list,
+    done: () => "DNS record saved.",
     onSaved: saved,
   });
   if (warning) return <SavedWithWarning warning={warning} list={list} />;

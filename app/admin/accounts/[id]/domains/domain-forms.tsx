@@ -73,6 +73,7 @@ export function CreateDomainForm({ accountId, domains, phpVersions }: { accountI
     defaultValues: { domain: "", domain_type: "domain", site_profile: "php" } as DomainCreateFormInput,
     save: (values) => createDomainAction(accountId, values),
     doneHref: list,
+    done: (values) => `Domain ${values.domain} added.`,
     onSaved: saved,
   });
   const type = form.watch("domain_type");
@@ -156,6 +157,7 @@ export function EditDomainForm({
     defaultValues: initial,
     save: (values) => updateDomainAction(accountId, domainId, values),
     doneHref: list,
+    done: () => "Domain saved.",
   });
   const profile = form.watch("site_profile");
   return (

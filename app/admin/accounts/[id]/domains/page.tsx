@@ -17,6 +17,7 @@ export default async function AccountDomainsPage({ params, searchParams }: Accou
   return (
     <>
       <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Domains" }]}
         title={`Domains of “${account.username}”`}

@@ -7,10 +7,11 @@ import { CronJobForm } from "../cron-job-form";
 export const metadata: Metadata = { title: "Add cron job" };
 
 export default async function CreateCronJobPage({ params }: Pick<AccountPageProps, "params">) {
-  const { account } = await accountOfPage(params);
+  const { db, account } = await accountOfPage(params);
   return (
     <>
       <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Cron jobs", href: accountPaths(account.id).cronJobs }, { label: "Add" }]}
         title={`Add a cron job to “${account.username}”`}

@@ -7,10 +7,11 @@ import { CreateDatabaseUserForm } from "../database-user-forms";
 export const metadata: Metadata = { title: "Add database user" };
 
 export default async function CreateDatabaseUserPage({ params }: Pick<AccountPageProps, "params">) {
-  const { account } = await accountOfPage(params);
+  const { db, account } = await accountOfPage(params);
   return (
     <>
       <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Database users", href: accountPaths(account.id).databaseUsers }, { label: "Add" }]}
         title={`Add a database user to “${account.username}”`}

@@ -7,10 +7,11 @@ import { CreateDatabaseForm } from "../database-form";
 export const metadata: Metadata = { title: "Add database" };
 
 export default async function CreateDatabasePage({ params }: Pick<AccountPageProps, "params">) {
-  const { account } = await accountOfPage(params);
+  const { db, account } = await accountOfPage(params);
   return (
     <>
       <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Databases", href: accountPaths(account.id).databases }, { label: "Add" }]}
         title={`Add a database to “${account.username}”`}

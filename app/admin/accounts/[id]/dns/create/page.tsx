@@ -15,6 +15,7 @@ export default async function CreateDnsRecordPage({ params, searchParams }: Acco
   return (
     <>
       <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "DNS records", href: `${accountPaths(account.id).dns}?domain=${zone.id}` }, { label: "Add" }]}
         title={`Add a DNS record to “${account.username}”`}

@@ -15,6 +15,7 @@ export default async function CreateDomainPage({ params }: Pick<AccountPageProps
   return (
     <>
       <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Domains", href: accountPaths(account.id).domains }, { label: "Add" }]}
         title={`Add a domain to “${account.username}”`}

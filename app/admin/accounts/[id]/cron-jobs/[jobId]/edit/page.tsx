@@ -18,6 +18,7 @@ export default async function EditCronJobPage({ params }: { params: Promise<{ id
   return (
     <>
       <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Cron jobs", href: accountPaths(account.id).cronJobs }, { label: job.schedule }]}
         title={`Edit the cron job “${job.command}”`}

@@ -19,6 +19,7 @@ export default async function EditDatabaseUserPage({ params }: { params: Promise
   return (
     <>
       <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "Database users", href: accountPaths(account.id).databaseUsers }, { label: user.username }]}
         title={`Database user “${user.username}”`}

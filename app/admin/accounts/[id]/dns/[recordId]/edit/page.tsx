@@ -20,6 +20,7 @@ export default async function EditDnsRecordPage({ params }: { params: Promise<{ 
   return (
     <>
       <AccountHeader
+        db={db}
         account={account}
         trail={[{ label: "DNS records", href: `${accountPaths(account.id).dns}?domain=${zone.id}` }, { label: `${record.type} ${shown}` }]}
         title={`Edit the ${record.type} record ${shown}`}

@@ -21,7 +21,7 @@ export default async function EditDomainPage({ params }: { params: Promise<{ id:
   const paths = accountPaths(account.id);
   return (
     <>
-      <AccountHeader account={account} trail={[{ label: "Domains", href: paths.domains }, { label: domain.domain }]} title={`Edit domain “${domain.domain}”`} />
+      <AccountHeader db={db} account={account} trail={[{ label: "Domains", href: paths.domains }, { label: domain.domain }]} title={`Edit domain “${domain.domain}”`} />
       <section className="card summary" aria-label="Domain">
         <div>
           <div className="muted">Type</div>

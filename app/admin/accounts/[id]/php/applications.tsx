@@ -40,7 +40,7 @@ export function Applications({ accountId, php }: { accountId: number; php: PhpSe
         aria-label="PHP settings"
         onSubmit={(event) => {
           event.preventDefault();
-          run(() => updatePhpSettingsAction(accountId, values));
+          run(() => updatePhpSettingsAction(accountId, values), undefined, "PHP settings saved.");
         }}
       >
         {NUMBER_FIELDS.map(([name, label]) => (

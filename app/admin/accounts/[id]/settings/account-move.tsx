@@ -83,7 +83,7 @@ export function AccountMove({ account, move, targets }: { account: { id: number;
   const ended = move && hasEnded(move) ? move : null;
 
   return (
-    <section className="card" aria-label="Node">
+    <section className="card" id="node" aria-label="Node">
       <h2>Node</h2>
       <RefreshWhile active={open !== null} />
       {state?.error && !fieldError("node") && (
@@ -108,7 +108,7 @@ export function AccountMove({ account, move, targets }: { account: { id: number;
               </p>
             )}
             {open.can_cancel && (
-              <button type="button" disabled={pending} onClick={() => run(() => cancelMoveAction(account.id))}>
+              <button type="button" disabled={pending} onClick={() => run(() => cancelMoveAction(account.id), undefined, "The move is being cancelled.")}>
                 Cancel the move
               </button>
             )}
@@ -133,7 +133,7 @@ export function AccountMove({ account, move, targets }: { account: { id: number;
             nodes={targets}
             submit="Move"
             pending={pending}
-            onChoose={(target) => run(() => moveAccountAction(account.id, target))}
+            onChoose={(target) => run(() => moveAccountAction(account.id, target), undefined, `Move to ${target} started.`)}
           />
         </>
       )}

@@ -1,12 +1,14 @@
 import Link from "next/link";
 import { Suspense } from "react";
 import { Badge, Failure } from "@/components/status";
-import { Time } from "@/components/time";
-import { UsageBar } from "@/components/usage-bar";
+import { Ago, Time } from "@/components/time";
+import { amount, UsageBar } from "@/components/usage-bar";
+import { env } from "@/lib/env";
+import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import { VisitorsChart } from "@/components/visitors-chart";
 import type { AccountOverview as Overview, VisitorDay } from "@/lib/accounts/overview";
-import { CertificateState, SiteProfile } from "../domains/domain-facts";
-import { accountPaths } from "../paths";
+import { CertificateState, SiteProfile } from "./domains/domain-facts";
+import { accountPaths } from "./paths";
 
 // The top of an account's page (the "account summary" of WHM's list and cPanel's stats bar): what
 // the account has, what it uses against its plan, what went wrong, each line linked to the page
@@ -37,6 +39,49 @@ function NodeLine({ overview }: { overview: Overview }) {
   return (
     <>
       {name} {node && node.state !== "active" && node.state !== "draining" ? <Failure label={node.state} fix={{ href: nodeHref, label: "See the node" }} /> : <Badge tone="ok">In step</Badge>}
+    </>
+  );
+}
+
+/** How long a home's measured size is kept (DISK_USAGE_MAX_AGE_S) in words. */
+const keptFor = () => {
+  const seconds = env().diskUsageMaxAgeMs / 1000;
+  return seconds >= 120 ? `${Math.round(seconds / 60)} minutes` : `${seconds} s`;
+};
+
+/**
+ * The home's size against the plan and how old that figure is (it is kept for a while, so an
+ * upload since may not show yet); when it is not measured, why.
+ */
+function DiskUsage({ overview }: { overview: Overview }) {
+  const { disk } = overview.usage;
+  const limit = disk.limit_mb === null ? "(no limit)" : `of ${amount(disk.limit_mb, "MB")}`;
+  if (disk.used_mb === null) {
+    return overview.account.node === LOCAL_NODE ? (
+      <>
+        <div data-testid="disk-usage">— {limit}, not measured here: quotas are off</div>
+        <div className="hint">
+          This server keeps no homes (WEB_SERVER and SYSTEM_USERS are off in the panel&apos;s configuration): nothing is measured or enforced.
+        </div>
+      </>
+    ) : (
+      <div data-testid="disk-usage">
+        — {limit}, not measured: its node {overview.account.node} does not answer
+      </div>
+    );
+  }
+  return (
+    <>
+      <UsageBar label="Disk used" used={disk.used_mb} limit={disk.limit_mb} unit="MB" />
+      {disk.measured_at && (
+        <div className="hint" data-testid="disk-measured">
+          Measured <Ago at={disk.measured_at} />
+          {overview.account.node === LOCAL_NODE && `; a figure is kept up to ${keptFor()} before it is measured again`}.
+        </div>
+      )}
+      {disk.limit_mb !== null && !disk.enforced && (
+        <div className="hint">The limit is not enforced by this server&apos;s file system (no disk quotas on its homes).</div>
+      )}
     </>
   );
 }
@@ -72,7 +117,7 @@ export function AccountOverview({ overview, visitors }: { overview: Overview; vi
         <div>
           <div className="muted">Plan</div>
           <div>
-            <Link href="#plan-and-owner">{account.plan.name}</Link>
+            <Link href={paths.settings}>{account.plan.name}</Link>
           </div>
         </div>
         <div>
@@ -84,7 +129,7 @@ export function AccountOverview({ overview, visitors }: { overview: Overview; vi
         <div>
           <div className="muted">SSH access</div>
           <div>
-            <Link href="#ssh-keys-heading">{account.has_ssh_access ? "SFTP and shell" : "SFTP only"}</Link>
+            <Link href={paths.filesAndSsh}>{account.has_ssh_access ? "SFTP and shell" : "SFTP only"}</Link>
             <span className="muted"> · {overview.sshKeyCount === 1 ? "1 key" : `${overview.sshKeyCount} keys`}</span>
           </div>
         </div>
@@ -92,9 +137,9 @@ export function AccountOverview({ overview, visitors }: { overview: Overview; vi
           <div className="muted">Last backup</div>
           <div data-testid="overview-backup">
             {backup?.last_error ? (
-              <Failure reason={backup.last_error} fix={{ href: "#account-backups-heading", label: "Backups" }} />
+              <Failure reason={backup.last_error} fix={{ href: paths.backups, label: "Backups" }} />
             ) : (
-              <Link href="#account-backups-heading">
+              <Link href={paths.backups}>
                 <Time at={backup?.last_success_at} empty="never" />
               </Link>
             )}
@@ -113,10 +158,7 @@ export function AccountOverview({ overview, visitors }: { overview: Overview; vi
         <div className="usage-grid">
           <div>
             <div className="muted">Disk</div>
-            <UsageBar label="Disk used" used={usage.disk.used_mb} limit={usage.disk.limit_mb} unit="MB" />
-            {usage.disk.limit_mb !== null && usage.disk.used_mb !== null && !usage.disk.enforced && (
-              <div className="hint">The limit is not enforced by this server&apos;s file system (no disk quotas on its homes).</div>
-            )}
+            <DiskUsage overview={overview} />
           </div>
           <div>
             <div className="muted">Domains</div>

@@ -75,7 +75,7 @@ export function SshKeys({
                     type="button"
                     disabled={pending}
                     aria-label={`Remove the SSH key ${key.name}`}
-                    onClick={() => run(() => deleteSshKeyAction(account.id, key.id))}
+                    onClick={() => run(() => deleteSshKeyAction(account.id, key.id), undefined, `SSH key ${key.name} removed.`)}
                   >
                     Remove
                   </button>
@@ -94,6 +94,7 @@ export function SshKeys({
               setName("");
               setPublicKey("");
             },
+            `SSH key ${name.trim()} added.`,
           );
         }}
       >
