@@ -1,8 +1,9 @@
+import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
-import net from "node:net";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { validationError } from "@/lib/errors";
+import { fastcgiGet } from "./fastcgi";
 import { PHP_SETTING_MAXIMA, type PhpSettings } from "./rules";
 import { checkedAbsolutePath, checkedInteger, checkedLinuxName, checkedPathInside, refuseRenderedValue } from "./render-checks";
 import { makeDirectories, readIfExists, runCommand, writeAtomically } from "./system";
@@ -10,7 +11,9 @@ import { makeDirectories, readIfExists, runCommand, writeAtomically } from "./sy
 // PHP-FPM pools, one per account and PHP version: PHP_FPM_POOL_DIR (with {version}) holds
 // `panel-<username>.conf` (the prefix tells the panel's pools from the distribution's www.conf),
 // listening on PHP_FPM_SOCKET_DIR/<username>-php<version>.sock, running as the account's user
-// with open_basedir limited to its home and private tmp, processes started on demand.
+// with open_basedir limited to its home and private tmp, processes started on demand. Each pool
+// answers PHP-FPM's own ping page with its file's revision (a hash of the rest of the file), so
+// the panel knows when the pool it wrote is the one serving (waitForPools).
 
 export interface Pool {
   username: string;
@@ -123,7 +126,18 @@ function foreignPoolError(file: string) {
   return validationError("username", "has a PHP-FPM pool file on this server that the panel did not write; the panel leaves it alone");
 }
 
+/** The ping page of every pool: FPM answers it itself; not a .php name, so no site's nginx passes it on. */
+const PING_PATH = "/.panel-pool-ping";
+
+/** The answer of a pool's ping page: the revision of the rest of its file. */
+const revisionOf = (body: string) => `revision-${createHash("sha256").update(body).digest("hex").slice(0, 32)}`;
+
 export function renderPool(unchecked: Pool, socket: string, roots: PoolRoots): string {
+  const body = renderPoolSettings(unchecked, socket, roots);
+  return `${body}ping.path = ${PING_PATH}\nping.response = ${revisionOf(body)}\n`;
+}
+
+function renderPoolSettings(unchecked: Pool, socket: string, roots: PoolRoots): string {
   const pool = checkedPool(unchecked, socket, roots);
   const { settings } = pool;
   const tmp = path.join(pool.home, "tmp");
@@ -171,32 +185,30 @@ export async function reloadPhp(versions: Iterable<string>): Promise<void> {
   }
 }
 
-const SOCKET_WAIT_MS = 10_000;
+const POOL_WAIT_MS = 10_000;
+const PING_TIMEOUT_MS = 2_000;
 
-/** Whether something accepts connections on the unix socket. */
-function accepts(socket: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const connection = net.connect(socket);
-    connection.once("connect", () => {
-      connection.destroy();
-      resolve(true);
-    });
-    connection.once("error", () => resolve(false));
-  });
-}
+/** Whether the pool on `socket` answers its ping page with `revision`: the file written is the one serving. */
+const serves = (socket: string, revision: string) =>
+  fastcgiGet(socket, PING_PATH, PING_TIMEOUT_MS).then(
+    (answer) => answer === revision,
+    () => false,
+  );
 
 /**
- * After a reload, until PHP-FPM accepts connections on every socket of `pools` (a new pool's
- * socket appears only once PHP-FPM has read its file): a site pointing at it answers at once.
- * Longer than 10 s is logged, never fatal.
+ * After a reload, until every pool of `pools` answers with the revision of the file just written:
+ * a new pool's socket appears only once PHP-FPM has read its file, and a changed pool's old
+ * workers go on serving until the master acts on the signal the reload command only sent. Then a
+ * site pointing at it runs with its new settings at once. Longer than 10 s is logged, never fatal.
  */
-export async function waitForPools(pools: Pick<Pool, "username" | "version">[]): Promise<void> {
+export async function waitForPools(pools: Pool[]): Promise<void> {
   if (!env().phpFpmReloadCommand) return;
-  const deadline = Date.now() + SOCKET_WAIT_MS;
+  const deadline = Date.now() + POOL_WAIT_MS;
   for (const pool of pools) {
     const socket = poolSocketPath(pool.username, pool.version);
-    while (!(await accepts(socket))) {
-      if (Date.now() > deadline) return console.error(`[php] ${socket} did not accept connections within ${SOCKET_WAIT_MS / 1000} s of the reload`);
+    const revision = revisionOf(renderPoolSettings(pool, socket, poolRoots()));
+    while (!(await serves(socket, revision))) {
+      if (Date.now() > deadline) return console.error(`[php] the pool on ${socket} did not serve its new settings within ${POOL_WAIT_MS / 1000} s of the reload`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
