@@ -38,7 +38,7 @@ export const emailOperations = {
       "Sign the domain's mail with a new DKIM key (2048-bit RSA, made on the account's server; the private key never leaves it): its selector is published in the zone before it signs, the old one stays published 7 days",
     params: idParams,
     response: mailDomainRecordSchema,
-    successStatus: 200,
+    successStatus: 202,
     errorStatuses: [404, 422],
   }),
   listMailboxes: defineOperation({
