@@ -253,7 +253,13 @@ export async function applyAllSites(all: HostedAccount[], onTestStart: () => voi
   const hosting = await hostingOf(accounts);
   const changes: SiteChange[] = [];
   const settings = siteSettings();
+  // A source in its move's switch is read-only until the switch makes its sites forwards to the
+  // target; from then on a reconcile here (an agent's hello) keeps the forward rather than serve
+  // the old copy again beside the target. A switch that fails serves the source again (not
+  // read-only): that replaces the forward.
+  const forwarded = await liveForwardDomains(hosting.sites.filter((site) => site.readOnly).map((site) => site.domain));
   for (const site of hosting.sites) {
+    if (forwarded.has(site.domain)) continue;
     try {
       changes.push({ domain: site.domain, contents: renderSite(site, settings) });
     } catch (error) {

@@ -24,6 +24,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
+const EXIT_WITH_PARENT = path.join(import.meta.dirname, "exit-with-parent.ts");
+
 /**
  * `env` is laid over this process's environment; a name given as undefined is left out.
  * `nodeArgs`: flags for the server's node process, e.g. `--cpu-prof`. Node runs server.ts through
@@ -32,7 +34,7 @@ export async function freePort(): Promise<number> {
  */
 export async function startServer(env: Record<string, string | undefined>, nodeArgs: string[] = []): Promise<TestServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "server.ts"], {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "--import", EXIT_WITH_PARENT, "server.ts"], {
     env: {
       ...process.env,
       NODE_ENV: "production",
@@ -47,7 +49,8 @@ export async function startServer(env: Record<string, string | undefined>, nodeA
       ...env,
       PORT: String(port),
     },
-    stdio: ["ignore", "pipe", "pipe"],
+    // stdin: the pipe whose end tells the server its parent is gone (EXIT_WITH_PARENT).
+    stdio: ["pipe", "pipe", "pipe"],
   });
   let output = "";
   child.stdout!.on("data", (chunk) => (output += chunk));
