@@ -74,11 +74,12 @@ export async function hostedAccounts(db: Queryable, accountIds?: number[]): Prom
 
 /**
  * The account as a move's source holds it during the final pass (docs/nodes.md "Moving accounts"):
- * suspended — no login, no cron job, no mail login writes to the home being archived — and its
- * sites, by MOVE_FINAL_PASS_SITES, answering reads (GET, HEAD) with every other method refused, or
+ * suspended — no login, no cron job, no mail login writes to the home being archived — its
+ * incoming mail deferred (450: the senders try again, by then at the target), and its sites, by
+ * MOVE_FINAL_PASS_SITES, answering reads (GET, HEAD) with every other method refused, or
  * suspended too.
  */
-export const duringFinalPass = (account: HostedAccount): HostedAccount => ({ ...account, suspended: true, readOnly: env().moveFinalPassSites === "read-only" });
+export const duringFinalPass = (account: HostedAccount): HostedAccount => ({ ...account, suspended: true, readOnly: env().moveFinalPassSites === "read-only", moving: true });
 
 /** The account's hosting as the database says (`suspended`: the state being applied instead of the stored one). */
 async function hostedAccount(db: Queryable, accountId: number, suspended?: boolean): Promise<HostedAccount | null> {

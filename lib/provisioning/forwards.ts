@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { certificateOf } from "./hosting";
 import { webHostingEnabled } from "./home-layout";
+import { applyForwardedMail } from "./mail";
 import { applySites, forwardDomains, forwardHeader, PROXY_HEADERS, type SiteSettings, siteSettings, type TlsCertificate } from "./nginx";
 import { checkedAbsolutePath, checkedHostName, checkedIpAddress, checkedPathInside, checkedPort, refuseRenderedValue } from "./render-checks";
 
@@ -122,6 +123,8 @@ export async function applyForwards(input: { target: string; until: string; site
     changes.push({ domain: site.domain, contents: renderForward({ domain: site.domain, serverNames: site.server_names, target: input.target, until, tls, trustedCertificates }, settings) });
   }
   await applySites(changes);
+  // Its mail is deferred here while the forward lasts (./mail.ts moving_domains).
+  await applyForwardedMail();
   return null;
 }
 
@@ -133,5 +136,6 @@ export async function removeForwards(input: { domains: string[] }): Promise<null
   if (strays.length) console.error(`[web] ${strays.join(", ")}: no forward of the panel's here to remove`);
   if (forwards.size === 0) return null;
   await applySites([...forwards].map((domain) => ({ domain, contents: null })));
+  await applyForwardedMail();
   return null;
 }

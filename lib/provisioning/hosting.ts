@@ -40,6 +40,11 @@ export interface HostedAccount {
    * machine, every other method 503 (logins, cron and mail stay suspended).
    */
   readOnly?: boolean;
+  /**
+   * With `suspended`, during a move's final pass and switch on its source: mail for its domains
+   * is deferred (450) rather than delivered into a copy about to be left behind (./mail.ts).
+   */
+  moving?: boolean;
   php: PhpSettings;
   domains: HostedDomain[];
 }

@@ -4,8 +4,9 @@ import path from "node:path";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { makeDirectoryIn, openDirectoryIn, openTrustedDirectory, runOnDescriptors } from "./home-files";
-import { homeOf } from "./home-layout";
+import { homeOf, webHostingEnabled } from "./home-layout";
 import { assertPanelUser, panelUsernames } from "./marks";
+import { liveForwardDomains, writtenSiteDomains } from "./nginx";
 import { linuxGroupIds, linuxPasswdEntries } from "./passwd";
 import { DKIM_SELECTOR, LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, TARGET_ADDRESS } from "./rules";
 import { checkedHostName, checkedInteger, checkedPathInside, checkedString } from "./render-checks";
@@ -91,6 +92,8 @@ export interface RenderedAccount {
   uid: number;
   gid: number;
   suspended: boolean;
+  /** In its move's final pass and switch: mail for its domains deferred here, not delivered (see `moving_domains`). */
+  held?: boolean;
   mail: AccountMail;
 }
 
@@ -101,22 +104,27 @@ export interface MailTables {
   passwd: string;
   sender_logins: string;
   dkim_selectors: string;
+  /** Postfix's check_recipient_access: a 450 for every domain moving away from this machine. */
+  moving_domains: string;
 }
 
 /** The maildir of a mailbox: HOME_ROOT/<user>/mail/<domain>/<local-part>. */
 export const maildirOf = (username: string, domain: string, localPart: string) => path.join(homeOf(username), "mail", domain, localPart);
 
 /**
- * The machine's four tables from every account's mail. Throws (naming the value) when any value
+ * The machine's tables from every account's mail. Throws (naming the value) when any value
  * fails its rule, or when two accounts claim one domain: nothing is written then.
+ * `forwardedDomains`: the domains this machine forwards to a move's target (./forwards.ts), whose
+ * mail it defers as well until the forward ends.
  */
-export function renderMailTables(accounts: RenderedAccount[]): MailTables {
+export function renderMailTables(accounts: RenderedAccount[], forwardedDomains: string[] = []): MailTables {
   const domains = new Map<string, string>();
   const mailboxLines: string[] = [];
   const aliasLines: string[] = [];
   const passwdLines: string[] = [];
   const selectorLines: string[] = [];
   const senderLines: string[] = [];
+  const moving = new Set(forwardedDomains.map(domainOf));
   for (const account of accounts) {
     const uid = checkedInteger(RENDERER, "uid", account.uid, 1, 2 ** 31 - 2);
     const gid = checkedInteger(RENDERER, "gid", account.gid, 1, 2 ** 31 - 2);
@@ -127,6 +135,7 @@ export function renderMailTables(accounts: RenderedAccount[]): MailTables {
       if (holder !== undefined && holder !== account.username) throw new Error(`${RENDERER}: the mail domain ${domain} is claimed by ${holder} and ${account.username}`);
       domains.set(domain, account.username);
       own.add(domain);
+      if (account.held) moving.add(domain);
     }
     const ownDomain = (value: unknown) => {
       const domain = domainOf(value);
@@ -171,6 +180,9 @@ export function renderMailTables(accounts: RenderedAccount[]): MailTables {
     passwd: table(passwdLines),
     sender_logins: table(senderLines),
     dkim_selectors: table(selectorLines),
+    // A sender's server keeps a deferred message and tries again; by then the domain's MX (its
+    // TTL lowered for the move) names the target. Nothing lands in a maildir left behind.
+    moving_domains: table([...moving].map((domain) => `${domain} 450 4.3.2 Mail for ${domain} is moving to another server; try again later`)),
   };
 }
 
@@ -178,15 +190,21 @@ export function renderMailTables(accounts: RenderedAccount[]): MailTables {
 
 const accountsDir = () => path.join(env().dataDir, "mail-accounts");
 const accountFile = (username: string) => path.join(accountsDir(), `${username}.json`);
-const POSTFIX_TABLES = ["virtual_domains", "virtual_mailboxes", "virtual_aliases", "sender_logins"] as const;
+const POSTFIX_TABLES = ["virtual_domains", "virtual_mailboxes", "virtual_aliases", "sender_logins", "moving_domains"] as const;
+
+interface KeptState {
+  suspended: boolean;
+  held?: boolean;
+  mail: AccountMail;
+}
 
 /** The account states kept here, by username (what every rebuild renders from). */
-async function keptStates(): Promise<Map<string, { suspended: boolean; mail: AccountMail }>> {
+async function keptStates(): Promise<Map<string, KeptState>> {
   const names = await fs.readdir(accountsDir()).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return [] as string[];
     throw error;
   });
-  const states = new Map<string, { suspended: boolean; mail: AccountMail }>();
+  const states = new Map<string, KeptState>();
   for (const name of names) {
     const match = /^([a-z][a-z0-9_]{0,31})\.json$/.exec(name);
     if (!match) continue;
@@ -252,7 +270,7 @@ async function rebuild(changing: string | null): Promise<number | null> {
       console.error(`[mail] ${username}: no Linux user of the panel's here; its mail is not served`);
       continue;
     }
-    const account = { username, uid: user.uid, gid: user.gid, suspended: state.suspended, mail: state.mail };
+    const account = { username, uid: user.uid, gid: user.gid, suspended: state.suspended, held: state.held === true, mail: state.mail };
     try {
       // Its own values, and no domain another account here has claimed (each account alone: linear in their number).
       renderMailTables([account]);
@@ -275,7 +293,7 @@ async function rebuild(changing: string | null): Promise<number | null> {
     }
     account.mail = { ...account.mail, dkim: present };
   }
-  const tables = renderMailTables(accounts);
+  const tables = renderMailTables(accounts, await forwardedDomains());
   // Postfix and Dovecot's own user pass through it (mkdir's mode alone is cut by the panel's umask).
   await makeDirectories(config.mapsDir, 0o755);
   const dovecotGid = groups.get(config.dovecotGroup);
@@ -412,8 +430,14 @@ async function prepareMailFolder(username: string, owner: { uid: number; gid: nu
 
 const hasMail = (mail: AccountMail | null | undefined): mail is AccountMail => Boolean(mail && (mail.domains.length || mail.mailboxes.length || mail.aliases.length));
 
-/** Keeps `mail` as the account's state here (none: its file goes); true when that changed anything. */
-async function keepState(username: string, suspended: boolean, mail: AccountMail | null | undefined): Promise<string | null | false> {
+/** The domains this machine's sites forward to a move's target now (./forwards.ts). */
+async function forwardedDomains(): Promise<string[]> {
+  if (!webHostingEnabled()) return [];
+  return [...(await liveForwardDomains(await writtenSiteDomains()))];
+}
+
+/** Keeps `mail` as the account's state here (none: its file goes); the previous text when that changed anything, false when not. */
+async function keepState(username: string, suspended: boolean, held: boolean, mail: AccountMail | null | undefined): Promise<string | null | false> {
   const file = accountFile(username);
   const before = await readIfExists(file);
   if (!hasMail(mail)) {
@@ -421,7 +445,7 @@ async function keepState(username: string, suspended: boolean, mail: AccountMail
     await fs.rm(file, { force: true });
     return before;
   }
-  const contents = JSON.stringify({ suspended, mail });
+  const contents = JSON.stringify(held ? { suspended, held, mail } : { suspended, mail });
   if (before === contents) return false;
   await fs.mkdir(accountsDir(), { recursive: true, mode: 0o700 });
   await writeAtomically(file, contents, 0o600);
@@ -440,13 +464,15 @@ function loginAddresses(state: { suspended: boolean; mail: AccountMail | null } 
  * open. Called once Dovecot sees the new passwd-file, so a client that logs in again is refused.
  * A failure is logged: the logins are refused already, and the change stands.
  */
+const DOVEADM_NOT_FOUND = 68;
+
 async function endSessions(addresses: string[]): Promise<void> {
   const command = env().mail!.kickCommand;
   if (!command) return;
   const [program, ...args] = command.split(/\s+/);
   for (const address of addresses) {
     const result = await runChild(program, [...args, "--", address], { env: toolEnv(), timeoutMs: 30_000 });
-    if (result.code !== 0) console.error(`[mail] the sessions of ${address} were not ended: ${exitReason(result)}`);
+    if (result.code !== 0 && result.code !== DOVEADM_NOT_FOUND) console.error(`[mail] the sessions of ${address} were not ended: ${exitReason(result)}`);
   }
 }
 
@@ -465,7 +491,7 @@ async function restoreState(username: string, before: string | null): Promise<vo
  * suspension, a mailbox disabled or removed) end their open sessions too (endSessions), once
  * Dovecot sees the file: then it has waited itself, and `settle_ms` is 0.
  */
-export async function applyAccountMail(input: { username: string; suspended: boolean; mail: AccountMail | null }): Promise<{ settle_ms: number }> {
+export async function applyAccountMail(input: { username: string; suspended: boolean; held?: boolean; mail: AccountMail | null }): Promise<{ settle_ms: number }> {
   if (!mailServerEnabled()) return { settle_ms: 0 };
   const change = await inTurn(async () => {
     if (hasMail(input.mail)) {
@@ -473,7 +499,7 @@ export async function applyAccountMail(input: { username: string; suspended: boo
       const user = (await linuxPasswdEntries()).get(input.username)!;
       await prepareMailFolder(input.username, { uid: user.uid, gid: user.gid });
     }
-    const before = await keepState(input.username, input.suspended, input.mail);
+    const before = await keepState(input.username, input.suspended, input.held === true, input.mail);
     if (before === false) return null;
     let written: number | null;
     try {
@@ -508,7 +534,7 @@ export async function removeAccountMail(input: { username: string }): Promise<vo
  * the states of accounts not listed removed, the tables rebuilt once. A failure is logged for the
  * account it concerns where it can be, and thrown for the tables.
  */
-export async function applyAllMail(accounts: { username: string; suspended: boolean; mail: AccountMail | null }[]): Promise<void> {
+export async function applyAllMail(accounts: { username: string; suspended: boolean; held?: boolean; mail: AccountMail | null }[]): Promise<void> {
   if (!mailServerEnabled()) return;
   await inTurn(async () => {
     const listed = new Set(accounts.map((account) => account.username));
@@ -519,7 +545,7 @@ export async function applyAllMail(accounts: { username: string; suspended: bool
         const user = users.get(account.username);
         // Another's user of that name gets no mail folder; rebuild() serves it nothing.
         if (hasMail(account.mail) && user && marked.has(account.username)) await prepareMailFolder(account.username, { uid: user.uid, gid: user.gid });
-        await keepState(account.username, account.suspended, account.mail);
+        await keepState(account.username, account.suspended, account.held === true, account.mail);
       } catch (error) {
         console.error(`[mail] ${account.username}:`, (error as Error).message);
       }
@@ -527,6 +553,12 @@ export async function applyAllMail(accounts: { username: string; suspended: bool
     for (const username of (await keptStates()).keys()) if (!listed.has(username)) await fs.rm(accountFile(username), { force: true });
     await rebuild(null);
   });
+}
+
+/** The forwards of this machine changed (a move's switch made them, or their end came): the mail it defers follows. */
+export async function applyForwardedMail(): Promise<void> {
+  if (!mailServerEnabled()) return;
+  await inTurn(() => rebuild(null));
 }
 
 /**

@@ -48,7 +48,7 @@ export async function ensureAccount(input: { state: AccountState; phpVersions: s
   await applyAccountSites({ account, removedDomains: [], phpVersions: input.phpVersions });
   await setLoginsSuspended({ username, keys, suspended: account.suspended });
   await installAccountCrontab({ username, jobs: cron, suspended: account.suspended });
-  if (input.state.mail) await applyAccountMail({ username, suspended: account.suspended, mail: input.state.mail });
+  if (input.state.mail) await applyAccountMail({ username, suspended: account.suspended, held: account.moving === true, mail: input.state.mail });
 }
 
 /** The account's home made ready, and every domain's document root in it (with web hosting). */
@@ -140,7 +140,7 @@ export async function reconcileAccounts(input: { accounts: AccountState[]; phpVe
   const loginsDone = performance.now();
   if (webHostingEnabled()) await applyAllSites(input.accounts.map((state) => state.account));
   if (input.accounts.every((state) => state.mail)) {
-    await applyAllMail(input.accounts.map((state) => ({ username: state.account.username, suspended: state.account.suspended, mail: state.mail! }))).catch((error) =>
+    await applyAllMail(input.accounts.map(({ account, mail }) => ({ username: account.username, suspended: account.suspended, held: account.moving === true, mail: mail! }))).catch((error) =>
       console.error("[reconcile] the mail tables could not be written:", (error as Error).message),
     );
   }

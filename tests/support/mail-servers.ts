@@ -213,7 +213,11 @@ export async function startMailServers(root: string): Promise<MailServers> {
       "local_recipient_maps =",
       "alias_maps =",
       "alias_database =",
-      "smtpd_relay_restrictions = reject_unauth_destination",
+      // A domain moving away (the panel's moving_domains): 450, the sender tries again later —
+      // before the relay check (a domain whose mail left this machine is no longer local here),
+      // and in the recipient checks the submission services keep.
+      `smtpd_relay_restrictions = check_recipient_access ${map("moving_domains")}, reject_unauth_destination`,
+      `smtpd_recipient_restrictions = check_recipient_access ${map("moving_domains")}`,
       `virtual_mailbox_domains = ${map("virtual_domains")}`,
       `virtual_mailbox_maps = ${map("virtual_mailboxes")}`,
       `virtual_alias_maps = ${map("virtual_aliases")}`,
@@ -239,7 +243,7 @@ export async function startMailServers(root: string): Promise<MailServers> {
     `127.0.0.1:${smtpPort} inet n - n - - smtpd\n${submissionService(`127.0.0.1:${submissionPort}`, false, rspamdPort)}${submissionService(`127.0.0.1:${smtpsPort}`, true, rspamdPort)}${MASTER_SERVICES}`,
   );
   const postmap = ["postmap", "-c", dirs.postfix];
-  for (const name of ["virtual_domains", "virtual_mailboxes", "virtual_aliases", "sender_logins"]) {
+  for (const name of ["virtual_domains", "virtual_mailboxes", "virtual_aliases", "sender_logins", "moving_domains"]) {
     fs.writeFileSync(path.join(dirs.maps, name), `${MAIL_HEADER}\n`, { mode: 0o640 });
     execFileSync(postmap[0], [...postmap.slice(1), "--", map(name)]);
   }
