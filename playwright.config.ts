@@ -11,6 +11,9 @@ export default defineConfig({
   outputDir: "test-results",
   workers: 1,
   timeout: 60_000,
+  // How long an expectation waits for the page to get there: a server action answers in well
+  // under a second on a quiet machine, but CI run 17 (load 20) missed a 5 s wait for one.
+  expect: { timeout: 15_000 },
   globalSetup: "./e2e/global-setup.ts",
   reporter: [["list"]],
   use: {
