@@ -308,7 +308,7 @@ async function restoreParts(
       await restoreStep(signal, (long) => host.run("restore.home-path", { username: account.username, snapshot: home, parts: [folder] }, long));
     }
     // The maildirs (HOME/mail), then Dovecot made to see them: its indexes resynced with the
-    // files and each mailbox's quota counted again (docs/email.md "Backups and restores").
+    // files and each mailbox's quota counted again (docs/email.md "Backups, restores and moves").
     if (mail?.mailboxes.length) {
       await restoreStep(signal, (long) => host.run("restore.home-path", { username: account.username, snapshot: home, parts: ["mail"] }, long));
       const mailboxes = mail.mailboxes.map(({ localPart, domain }) => ({ localPart, domain }));

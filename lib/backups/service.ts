@@ -87,7 +87,7 @@ async function accountRecords(db: Queryable, accountId: number, machine: { objec
     php_settings: await db.select().from(phpSettings).where(eq(phpSettings.accountId, accountId)),
     cron_jobs: await db.select().from(cronJobs).where(eq(cronJobs.accountId, accountId)),
     ssh_keys: await db.select().from(sshKeys).where(eq(sshKeys.accountId, accountId)),
-    // Its email (docs/email.md "Backups and restores"): mail domains, mailboxes with their password
+    // Its email (docs/email.md "Backups, restores and moves"): mail domains, mailboxes with their password
     // hashes (as the machine's passwd-file already holds them), aliases — in the order they were
     // made. Not the DKIM keys: a restore makes new ones (the old private keys went with the account).
     mail: { domains: mailDomainNames, mailboxes, aliases },

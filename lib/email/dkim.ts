@@ -53,7 +53,7 @@ async function insertDkimKey(tx: Queryable, mailDomain: { id: number; domainId: 
   return row;
 }
 
-// ---- Moves (docs/email.md "Moves") ----
+// ---- Moves (docs/email.md "Backups, restores and moves") ----
 //
 // A move does not carry a private key: the target makes a key of its own for each mail domain,
 // published while the source still signs with the old one (the move's "preparing" step), and it

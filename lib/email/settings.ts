@@ -22,9 +22,11 @@ export async function mailSettingsOf(db: Queryable, accounts: { id: number; doma
   const rows = accounts.length
     ? await db.select({ accountId: mailDomains.accountId, domain: mailDomains.domain }).from(mailDomains).where(inArray(mailDomains.accountId, accounts.map((account) => account.id))).orderBy(asc(mailDomains.id))
     : [];
+  const byAccount = new Map<number, string[]>();
+  for (const row of rows) byAccount.set(row.accountId, [...(byAccount.get(row.accountId) ?? []), row.domain]);
   return new Map(
     accounts.map((account) => {
-      const own = rows.filter((row) => row.accountId === account.id).map((row) => row.domain);
+      const own = byAccount.get(account.id) ?? [];
       const domain = own.length === 0 || own.includes(account.domain) ? account.domain : own[0];
       return [account.id, settingsFor(mailHostOf(domain))];
     }),
