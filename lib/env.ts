@@ -109,6 +109,9 @@ const envSchema = z.object({
   MAIL_RELOAD_COMMAND: z.string().trim().default("postfix reload"),
   // Ends a mailbox's open IMAP and POP3 sessions, run with its address after `--` once it may log in no more.
   MAIL_KICK_COMMAND: z.string().trim().default("doveadm kick"),
+  // Dovecot's doveadm (its words, then the subcommand): each mailbox's quota (`quota get`), and
+  // after a restore `force-resync` and `quota recalc` (docs/email.md "Quota").
+  MAIL_DOVEADM_COMMAND: z.string().trim().min(1).default("doveadm"),
   MAIL_DOVECOT_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("dovecot"),
   // rspamd's workers run as this group and read the DKIM keys (MAIL_MAPS_DIR/dkim, docs/email.md "DKIM").
   MAIL_DKIM_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("_rspamd"),
@@ -247,6 +250,7 @@ function loadEnv(source: NodeJS.ProcessEnv) {
           postmapCommand: raw.MAIL_POSTMAP_COMMAND,
           reloadCommand: raw.MAIL_RELOAD_COMMAND || null,
           kickCommand: raw.MAIL_KICK_COMMAND || null,
+          doveadmCommand: raw.MAIL_DOVEADM_COMMAND,
           dovecotGroup: raw.MAIL_DOVECOT_GROUP,
           dkimGroup: raw.MAIL_DKIM_GROUP,
         }

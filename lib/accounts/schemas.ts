@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { mailSettingsSchema } from "@/lib/email/schemas";
 import { idField, onlyFields, timestamp } from "@/lib/http/operation";
 import { isDomainNameShape } from "@/lib/provisioning/rules";
 import { moveSchema } from "@/lib/moves/schemas";
@@ -78,6 +79,9 @@ export const hostingAccountSchema = z.object({
   // How the customer reaches their files (docs/files-and-ssh.md "API"): SFTP always, a shell when
   // `shell`.
   ssh: z.object({ host: z.string(), port: z.number().int(), username: z.string(), shell: z.boolean() }),
+  // What a mail client needs (docs/email.md "Mail client settings"): IMAP 993 and POP3 995 with
+  // TLS, submission on 587 (STARTTLS) and 465 (TLS), at the host the zone's MX names.
+  mail_settings: mailSettingsSchema,
   plan: planSchema,
   reseller_id: z.number().int().nullable(),
   // The hosting server it lives on (docs/nodes.md "What the API promises"), and whether that server

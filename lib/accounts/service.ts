@@ -21,6 +21,8 @@ import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { containsPattern, type ListPage, type ListQuery, listQuerySchema, paged } from "@/lib/list-query";
 import { findPlanByName, toPlanRecord } from "@/lib/plans/service";
 import { findResellerByUsername } from "@/lib/resellers/service";
+import type { MailSettings } from "@/lib/email/schemas";
+import { mailSettingsOf } from "@/lib/email/settings";
 import { latestMoves } from "@/lib/moves/records";
 import type { MoveRecord } from "@/lib/moves/schemas";
 import { nodeSyncOf, type NodeSync } from "@/lib/nodes/dispatch";
@@ -47,6 +49,7 @@ export function toAccountRecord(
   plan: typeof plans.$inferSelect,
   node: { name: string } & NodeSync,
   move: MoveRecord | null,
+  mailSettings: MailSettings,
 ): HostingAccountRecord {
   return {
     id: account.id,
@@ -67,6 +70,7 @@ export function toAccountRecord(
     suspension_reason: account.suspensionReason,
     has_ssh_access: account.hasSshAccess,
     ssh: { host: env().sshHost, port: env().sshPort, username: account.username, shell: account.hasSshAccess },
+    mail_settings: mailSettings,
     plan: toPlanRecord(plan),
     reseller_id: account.resellerId,
     node: node.name,
@@ -91,10 +95,10 @@ type AccountRow = { hosting_accounts: typeof hostingAccounts.$inferSelect; plans
 /** The records of `rows` (in their order), with each account's node and whether the node has done what was asked. */
 async function toAccountRecords(db: Queryable, rows: AccountRow[]): Promise<HostingAccountRecord[]> {
   const ids = rows.map((row) => row.hosting_accounts.id);
-  const [sync, moves] = await Promise.all([nodeSyncOf(db, ids), latestMoves(db, ids)]);
+  const [sync, moves, mail] = await Promise.all([nodeSyncOf(db, ids), latestMoves(db, ids), mailSettingsOf(db, rows.map((row) => row.hosting_accounts))]);
   return rows.map((row) => {
     const id = row.hosting_accounts.id;
-    return toAccountRecord(row.hosting_accounts, row.plans, { name: row.nodes.name, ...sync.get(id)! }, moves.get(id) ?? null);
+    return toAccountRecord(row.hosting_accounts, row.plans, { name: row.nodes.name, ...sync.get(id)! }, moves.get(id) ?? null, mail.get(id)!);
   });
 }
 

@@ -5,7 +5,7 @@ import { applyAccountSites, applyAllSites, createDomainRoot, provisionAccount, r
 import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { homeOf, prepareHome } from "@/lib/provisioning/home-layout";
 import { measureBytes } from "@/lib/provisioning/homes";
-import { applyAccountMail, mailboxUsage, makeDkimKey, removeAccountMail } from "@/lib/provisioning/mail";
+import { applyAccountMail, mailboxUsage, resyncMailboxes, makeDkimKey, removeAccountMail } from "@/lib/provisioning/mail";
 import { checkAccountNames } from "@/lib/provisioning/marks";
 import { quotaMountPoint } from "@/lib/provisioning/quota";
 import {
@@ -81,6 +81,7 @@ export const nodeOperations = {
   "mail.apply": applyAccountMail,
   "mail.remove": removeAccountMail,
   "mail.usage": mailboxUsage,
+  "mail.resync": resyncMailboxes,
   "mail.dkim-key": makeDkimKey,
   /** A move's target, before anything is made: none of the account's names exists here unmarked (lib/provisioning/marks.ts). */
   "account.check-names": checkAccountNames,

@@ -11,6 +11,8 @@ import { type Actor, recordAudit } from "@/lib/audit/service";
 import { createCronJob } from "@/lib/cron/service";
 import { assignDatabase, createDatabase, createDatabaseUser } from "@/lib/databases/service";
 import { PRIVILEGES } from "@/lib/provisioning/rules";
+import { LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, PASSWORD_HASH, TARGET_ADDRESS } from "@/lib/provisioning/mail";
+import { createAlias, createMailboxWithHash, createMailDomain } from "@/lib/email/service";
 import { replaceZoneRecords } from "@/lib/dns/service";
 import { DOMAIN_TYPES, SITE_PROFILES } from "@/lib/domains/schemas";
 import { createDomain, listDomains, updateDomain } from "@/lib/domains/service";
@@ -103,6 +105,17 @@ const recordsSchema = z.object({
   cron_jobs: z.array(z.object({ schedule: z.string(), command: z.string(), isEnabled: z.boolean() })),
   ssh_keys: z.array(z.object({ name: z.string(), keyType: z.string(), keyData: z.string() })),
   database_objects: z.array(databaseObjectRecord).optional(),
+  // Backups made before email kept none. A node's repository is not trusted: the values are read
+  // with the renderer's own rules (lib/provisioning/mail.ts) before they become records.
+  mail: z
+    .object({
+      domains: z.array(z.string().regex(MAIL_DOMAIN)),
+      mailboxes: z.array(
+        z.object({ localPart: z.string().regex(LOCAL_PART), domain: z.string().regex(MAIL_DOMAIN), passwordHash: z.string().regex(PASSWORD_HASH), quotaMb: z.number().int().min(1).max(MAX_QUOTA_MB), enabled: z.boolean() }),
+      ),
+      aliases: z.array(z.object({ localPart: z.union([z.literal(""), z.string().regex(LOCAL_PART)]), domain: z.string().regex(MAIL_DOMAIN), targets: z.array(z.string().regex(TARGET_ADDRESS)).min(1).max(MAX_TARGETS) })),
+    })
+    .optional(),
 });
 type AccountRecords = z.output<typeof recordsSchema>;
 
@@ -242,6 +255,18 @@ async function restoreParts(
     await replaceZoneRecords(db, newId, records.dns_records.filter((record) => record.domainId === oldId));
   }
 
+  // Email, after the zones (a mail domain adds its records where the zone has none of the kind):
+  // each mail domain gets a new DKIM key that signs at once — the old private key went with the
+  // account when it was terminated — then the mailboxes with their passwords, then the aliases.
+  const mail = records.mail;
+  if (mail) {
+    for (const domain of mail.domains) await createMailDomain(db, accountId, { domain });
+    for (const mailbox of mail.mailboxes) {
+      await createMailboxWithHash(db, accountId, { address: `${mailbox.localPart}@${mailbox.domain}`, passwordHash: mailbox.passwordHash, quota_mb: mailbox.quotaMb, enabled: mailbox.enabled });
+    }
+    for (const alias of mail.aliases) await createAlias(db, accountId, { address: `${alias.localPart}@${alias.domain}`, targets: alias.targets });
+  }
+
   // Databases, then their users with the passwords they had (the hashes), then the grants.
   const scope = { id: accountId, username: account.username };
   const databaseIds = new Map<number, number>();
@@ -281,6 +306,13 @@ async function restoreParts(
   if (home) {
     for (const folder of siteFolders(records.domains.map((domain) => domain.domainPath))) {
       await restoreStep(signal, (long) => host.run("restore.home-path", { username: account.username, snapshot: home, parts: [folder] }, long));
+    }
+    // The maildirs (HOME/mail), then Dovecot made to see them: its indexes resynced with the
+    // files and each mailbox's quota counted again (docs/email.md "Backups, restores and moves").
+    if (mail?.mailboxes.length) {
+      await restoreStep(signal, (long) => host.run("restore.home-path", { username: account.username, snapshot: home, parts: ["mail"] }, long));
+      const mailboxes = mail.mailboxes.map(({ localPart, domain }) => ({ localPart, domain }));
+      await restoreStep(signal, (long) => host.run("mail.resync", { username: account.username, mailboxes }, long));
     }
   }
   let notBack = "";

@@ -18,6 +18,7 @@ import {
 } from "@/db/schema";
 import { type AccountManager, managedBy } from "@/lib/accounts/manager";
 import { getAccount } from "@/lib/accounts/service";
+import { accountMailStates } from "@/lib/email/service";
 import { env } from "@/lib/env";
 import { AppError, notFound } from "@/lib/errors";
 import { type Host, hostOfAccount } from "@/lib/nodes/hosts";
@@ -73,6 +74,7 @@ async function accountRecords(db: Queryable, accountId: number, machine: { objec
   ).map(({ domain, phpVersion }) => ({ ...domain, php_version: phpVersion }));
   const databaseRows = await db.select().from(customerDatabases).where(eq(customerDatabases.accountId, accountId));
   const userRows = await db.select().from(databaseUsers).where(eq(databaseUsers.accountId, accountId));
+  const { domains: mailDomainNames, mailboxes, aliases } = (await accountMailStates(db, [accountId])).get(accountId)!;
   return {
     format: RECORDS_FORMAT,
     account: account.account,
@@ -85,6 +87,10 @@ async function accountRecords(db: Queryable, accountId: number, machine: { objec
     php_settings: await db.select().from(phpSettings).where(eq(phpSettings.accountId, accountId)),
     cron_jobs: await db.select().from(cronJobs).where(eq(cronJobs.accountId, accountId)),
     ssh_keys: await db.select().from(sshKeys).where(eq(sshKeys.accountId, accountId)),
+    // Its email (docs/email.md "Backups, restores and moves"): mail domains, mailboxes with their password
+    // hashes (as the machine's passwd-file already holds them), aliases — in the order they were
+    // made. Not the DKIM keys: a restore makes new ones (the old private keys went with the account).
+    mail: { domains: mailDomainNames, mailboxes, aliases },
     // Each database's routines, views, triggers and events as they were dumped: a restore names
     // those it could not bring back (lib/backups/restores.ts).
     database_objects: machine.objects,

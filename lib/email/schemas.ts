@@ -96,3 +96,16 @@ export type MailboxRecord = z.infer<typeof mailboxRecordSchema>;
 
 export const aliasRecordSchema = z.object({ id: z.number().int(), address: z.string(), targets: z.array(z.string()) });
 export type AliasRecord = z.infer<typeof aliasRecordSchema>;
+
+// What a customer types into a mail client (the account's `mail_settings`, lib/email/settings.ts).
+
+/** The host a mail domain's MX names, and whose A record the panel adds: mail.<domain>. */
+export const mailHostOf = (domain: string) => `mail.${domain}`;
+
+export const mailSettingsSchema = z.object({
+  imap: z.object({ host: z.string(), port: z.literal(993), tls: z.boolean() }),
+  pop3: z.object({ host: z.string(), port: z.literal(995), tls: z.boolean() }),
+  smtp: z.object({ host: z.string(), ports: z.tuple([z.literal(587), z.literal(465)]) }),
+});
+export type MailSettings = z.infer<typeof mailSettingsSchema>;
+

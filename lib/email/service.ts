@@ -20,6 +20,7 @@ import type {
   MailDomainRecord,
   updateMailboxBodySchema,
 } from "./schemas";
+import { mailHostOf } from "./schemas";
 
 // An account's email (docs/email.md). Records are the truth; every change ends, under the
 // account's row lock and inside its transaction, by applying the account's whole mail on its host
@@ -35,7 +36,6 @@ const MAIL_ADDRESSES_LOCK = 0x6d61696c61646472n;
 const SPF = "v=spf1 mx a -all";
 const DMARC = "v=DMARC1; p=none";
 const MX_PRIORITY = 10;
-const mailHostOf = (domain: string) => `mail.${domain}`;
 
 // ---- The account's mail, as its host renders it ----
 
@@ -312,7 +312,17 @@ const lockAddresses = (tx: Queryable) => tx.execute(sql`select pg_advisory_xact_
 
 export async function createMailbox(db: Database, accountId: number, input: z.output<typeof createMailboxBodySchema>): Promise<MailboxRecord> {
   // The hash first, outside the transaction: it is the slow part (lib/email/password.ts).
-  const passwordHash = mailboxPasswordHash(input.password);
+  const { password, ...fields } = input;
+  return createMailboxWithHash(db, accountId, { ...fields, passwordHash: mailboxPasswordHash(password) });
+}
+
+/**
+ * A mailbox with its password given as the hash (a restore, lib/backups/restore-account.ts: the
+ * hash from the backup's records, checked there as the renderer checks it); the same rules as a
+ * customer's POST otherwise.
+ */
+export async function createMailboxWithHash(db: Database, accountId: number, input: Omit<z.output<typeof createMailboxBodySchema>, "password"> & { passwordHash: string }): Promise<MailboxRecord> {
+  const { passwordHash } = input;
   const { row, domainId, zoneChanged, settleMs } = await db.transaction(async (tx) => {
     const { plan } = await lockAccount(tx, accountId);
     await lockAddresses(tx);

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { and, asc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { accountMoves, customerDatabases, databaseGrants, databaseUsers, domainCertificates, domains, hostingAccounts, nodes } from "@/db/schema";
+import { accountMoves, customerDatabases, databaseGrants, databaseUsers, domainCertificates, domains, hostingAccounts, mailboxes, nodes } from "@/db/schema";
 import { removeAccountFrom } from "@/lib/accounts/lifecycle";
 import type { OperationName } from "@/lib/agent/operations";
 import { recordAudit } from "@/lib/audit/service";
+import { moveKeysOf, publishMoveDkimKeys, signWithMoveKeys, unpublishMoveDkimKeys } from "@/lib/email/dkim";
 import { moveAccountRecords } from "@/lib/dns/zone";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { AppError } from "@/lib/errors";
@@ -228,13 +229,20 @@ async function runStep(db: Database, move: MoveRow): Promise<boolean> {
 }
 
 /**
- * The account as the database says it is (`as-is`), suspended (the target before the switch), or
- * as the source holds it during the final pass (duringFinalPass: its sites may still answer reads).
+ * The account as the database says it is (`as-is`), suspended (the target before the switch), as
+ * the source holds it during the final pass (duringFinalPass: its sites may still answer reads),
+ * or as the target serves it from the switch on (`switched`: its mail signed with the keys the
+ * move made there, which the switch's commit makes the signing ones: lib/email/dkim.ts).
  */
-async function stateOf(context: MoveContext, held: "as-is" | "suspended" | "final-pass" = "as-is") {
+async function stateOf(context: MoveContext, held: "as-is" | "suspended" | "final-pass" | "switched" = "as-is") {
   const state = await accountState(context.db, context.account.id);
   const phpVersions = await knownPhpVersions(context.db);
   const account = held === "suspended" ? { ...state.account, suspended: true } : held === "final-pass" ? duringFinalPass(state.account) : state.account;
+  if (held === "switched" && state.mail) {
+    const moveKeys = await moveKeysOf(context.db, context.account.id, context.move);
+    const kept = (state.mail.dkim ?? []).filter((key) => !moveKeys.some((moved) => moved.domain === key.domain));
+    state.mail = { ...state.mail, dkim: [...kept, ...moveKeys.map(({ domain, selector }) => ({ domain, selector }))] };
+  }
   return { state: { ...state, account }, phpVersions };
 }
 
@@ -270,8 +278,19 @@ async function forwardOf(context: MoveContext, until: Date | null) {
   return { target, until: until.toISOString(), sites };
 }
 
-const siteFoldersOf = async (db: Queryable, accountId: number) =>
-  siteFolders((await db.select({ root: domains.domainPath }).from(domains).where(eq(domains.accountId, accountId))).map((row) => row.root));
+/** What a pass carries of the home: the site folders, and `mail` (the maildirs) when the account has mailboxes. */
+const siteFoldersOf = async (db: Queryable, accountId: number) => {
+  const folders = siteFolders((await db.select({ root: domains.domainPath }).from(domains).where(eq(domains.accountId, accountId))).map((row) => row.root));
+  const [mailbox] = await db.select({ id: mailboxes.id }).from(mailboxes).where(eq(mailboxes.accountId, accountId)).limit(1);
+  return mailbox && !folders.includes("mail") ? [...folders, "mail"] : folders;
+};
+
+/** The account's mailboxes as lib/provisioning/mail.ts names them. */
+const mailboxesOf = async (db: Queryable, accountId: number) =>
+  (await db.select({ address: mailboxes.address }).from(mailboxes).where(eq(mailboxes.accountId, accountId))).map(({ address }) => {
+    const at = address.lastIndexOf("@");
+    return { localPart: address.slice(0, at), domain: address.slice(at + 1) };
+  });
 
 /**
  * One pass: a snapshot on the source, restored on the target. The source's answer reaches the
@@ -363,6 +382,8 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
       return;
     }
     await context.target.run("account.ensure", await stateOf(context, "suspended"));
+    // DKIM keys of the target's own, published now and signing from the switch (lib/email/dkim.ts).
+    await publishMoveDkimKeys(db, account.id, move, context.target);
     await advance(context.db, context.move, "copying");
   },
 
@@ -395,7 +416,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
       if (forward) await context.source.run("forward.apply", forward);
       lap("source forwarding");
       targetMayServe = true;
-      await context.target.run("account.ensure", await stateOf(context));
+      await context.target.run("account.ensure", await stateOf(context, "switched"));
       lap("target serving");
       zones = await db.transaction(async (tx) => {
         const switchedAt = new Date();
@@ -408,6 +429,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
         // Its certificates stay on the source (their keys never leave a node): AutoSSL's next run
         // issues them on the target, as for sites it has not looked at yet.
         await tx.delete(domainCertificates).where(inArray(domainCertificates.domainId, tx.select({ id: domains.id }).from(domains).where(eq(domains.accountId, account.id))));
+        await signWithMoveKeys(tx, account.id, move);
         await advance(tx, move, "cleaning", { switchedAt, forwardUntil: forwardUntil(move, switchedAt), finalSnapshots: snapshotIds(snapshots) });
         await recordAudit(tx, { type: "system" }, {
           action: "hosting_account.move",
@@ -435,6 +457,8 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
     const forward = await forwardOf(context, move.forwardUntil);
     if (forward) await context.source.run("forward.apply", forward);
     await context.target.run("account.ensure", await stateOf(context));
+    // The maildirs came as files: Dovecot's indexes and quota counted again from them.
+    await context.target.run("mail.resync", { username: account.username, mailboxes: await mailboxesOf(db, account.id) }, { deadlineMs: PASS_DEADLINE_MS });
     await removeAccountFrom(db, context.source, account, { forwarding: forward !== null });
     await forgetRepository(context);
     await advance(db, move, "forwarding");
@@ -464,6 +488,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
   cancelling: async (context) => {
     const { db, move, account } = context;
     await removeAccountFrom(db, context.target, account);
+    await unpublishMoveDkimKeys(db, account.id, move);
     await forgetRepository(context);
     if (await sourceAnswers(context)) await context.source.run("account.ensure", await stateOf(context));
     else await queueAccountReconcile(db, account.id);

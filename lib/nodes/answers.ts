@@ -90,6 +90,7 @@ const CHECKS: Checks = {
     z
       .array(z.object({ address: z.enum(input.mailboxes.length ? (input.mailboxes.map((mailbox) => `${mailbox.localPart}@${mailbox.domain}`) as [string, ...string[]]) : ["\0"]), mb: size }))
       .max(input.mailboxes.length),
+  "mail.resync": () => ignored(undefined),
   // A DKIM public key goes into the account's zone: base64 of a 2048-bit RSA SubjectPublicKeyInfo, nothing else.
   "mail.dkim-key": () => z.object({ public_key: z.string().regex(/^[A-Za-z0-9+/]{300,600}={0,2}$/).refine(isDkimPublicKey, "is not a 2048-bit RSA public key").nullable() }),
   // Its refusal (a name there without the panel's mark) comes as an error; a value is not read.

@@ -1,9 +1,9 @@
 import { createPrivateKey, createPublicKey, generateKeyPair } from "node:crypto";
-import fs, { type FileHandle } from "node:fs/promises";
+import fs from "node:fs/promises";
 import path from "node:path";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { makeDirectoryIn, openDirectoryIn, openTrustedDirectory, runOnDescriptors } from "./home-files";
+import { makeDirectoryIn, openDirectoryIn, openTrustedDirectory } from "./home-files";
 import { homeOf, webHostingEnabled } from "./home-layout";
 import { assertPanelUser, panelUsernames } from "./marks";
 import { liveForwardDomains, writtenSiteDomains } from "./nginx";
@@ -71,7 +71,7 @@ export const mailServerEnabled = () => env().mail !== null;
 export { DKIM_SELECTOR, LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, TARGET_ADDRESS };
 
 /** What a passwd-file line may carry as the password: Dovecot's SHA512-CRYPT of crypt(3). */
-const PASSWORD_HASH = /^\{SHA512-CRYPT\}\$6\$(?:rounds=[1-9][0-9]{3,8}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{86}$/;
+export const PASSWORD_HASH = /^\{SHA512-CRYPT\}\$6\$(?:rounds=[1-9][0-9]{3,8}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{86}$/;
 const RENDERER = "mail tables";
 const domainOf = (value: unknown) => {
   checkedHostName(RENDERER, "mail domain", value);
@@ -561,41 +561,56 @@ export async function applyForwardedMail(): Promise<void> {
   await inTurn(() => rebuild(null));
 }
 
+/** doveadm as configured (MAIL_DOVEADM_COMMAND: its own words, e.g. `-c CONF`), then `args`; its exit and output. */
+function doveadm(args: string[]) {
+  const [program, ...own] = env().mail!.doveadmCommand.split(/\s+/);
+  return runChild(program, [...own, ...args], { env: toolEnv(), timeoutMs: 10 * 60_000 });
+}
+
+/** The header `doveadm -f tab quota get` prints before its rows. */
+const QUOTA_HEADER = "Quota name\tType\tValue\tLimit\t%";
+
 /**
- * The size in MB of each of the account's maildirs (`du`, on descriptors opened without following
- * a link: the customer owns HOME/mail and all below it); 0 for one not made yet.
+ * The KiB `doveadm -f tab quota get` says a mailbox holds (its STORAGE row's Value): read as data,
+ * strictly — the header exactly, each row five tab-separated fields, one STORAGE row with a whole
+ * number. Anything else is an error naming the mailbox, never a guess.
+ */
+export function parseQuotaGet(address: string, stdout: string): number {
+  const lines = stdout.split("\n").filter((line) => line !== "");
+  if (lines[0] !== QUOTA_HEADER) throw new Error(`doveadm quota get for ${address} printed no quota table`);
+  const storage = lines.slice(1).map((line) => line.split("\t")).filter((fields) => fields.length === 5 && fields[1] === "STORAGE");
+  if (storage.length !== 1 || !/^[0-9]{1,15}$/.test(storage[0][2])) throw new Error(`doveadm quota get for ${address} printed no single storage figure`);
+  return Number(storage[0][2]);
+}
+
+/**
+ * The MB each of the account's mailboxes holds, as Dovecot's quota counts it (`doveadm quota get`,
+ * the count backend with quota_vsizes: the figure its quota is enforced against, not a walk of the
+ * maildir). doveadm reads the mailbox as the account's user (its userdb uid), never as root.
  */
 export async function mailboxUsage(input: { username: string; mailboxes: { domain: string; localPart: string }[] }): Promise<{ address: string; mb: number }[]> {
   const usage = input.mailboxes.map((mailbox) => ({ address: `${localPartOf(mailbox.localPart)}@${domainOf(mailbox.domain)}`, mb: 0 }));
-  if (!mailServerEnabled() || usage.length === 0) return usage;
-  const homes = await openTrustedDirectory(env().homeRoot);
-  if (!homes) return usage;
-  const opened: { index: number; handle: FileHandle }[] = [];
-  try {
-    const home = await openDirectoryIn(homes, input.username);
-    const mail = home && (await openDirectoryIn(home, "mail").finally(() => home.close()));
-    if (!mail) return usage;
-    try {
-      for (const [index, mailbox] of input.mailboxes.entries()) {
-        const domain = await openDirectoryIn(mail, mailbox.domain).catch(() => null);
-        if (!domain) continue;
-        const maildir = await openDirectoryIn(domain, mailbox.localPart).catch(() => null).finally(() => domain.close());
-        if (maildir) opened.push({ index, handle: maildir });
-      }
-    } finally {
-      await mail.close();
+  if (!mailServerEnabled()) return usage;
+  for (const entry of usage) {
+    const result = await doveadm(["-f", "tab", "quota", "get", "-u", entry.address]);
+    if (result.code !== 0) throw new Error(`doveadm quota get for ${entry.address} failed: ${exitReason(result)}`);
+    entry.mb = parseQuotaGet(entry.address, result.stdout) / 1024;
+  }
+  return usage;
+}
+
+/**
+ * After a restore wrote the account's maildirs back (files Dovecot's indexes do not know): each
+ * mailbox's folders resynced with what is on disk (`doveadm force-resync`), then its quota counted
+ * again from them (`doveadm quota recalc`). A mailbox Dovecot refuses fails the call, naming it.
+ */
+export async function resyncMailboxes(input: { username: string; mailboxes: { domain: string; localPart: string }[] }): Promise<void> {
+  if (!mailServerEnabled()) return;
+  for (const mailbox of input.mailboxes) {
+    const address = `${localPartOf(mailbox.localPart)}@${domainOf(mailbox.domain)}`;
+    for (const args of [["force-resync", "-u", address, "--", "*"], ["quota", "recalc", "-u", address]]) {
+      const result = await doveadm(args);
+      if (result.code !== 0) throw new Error(`doveadm ${args[0]} for ${address} failed: ${exitReason(result)}`);
     }
-    if (opened.length === 0) return usage;
-    const args = ["-s", "-B1", "-H", "-x", "--", ...opened.map((_, at) => `/dev/fd/${3 + at}`)];
-    const stdout = await runOnDescriptors("du", args, opened.map((entry) => entry.handle), 10 * 60_000);
-    const sizes = stdout.trim().split("\n").map((line) => Number(line.split(/\s/)[0]));
-    opened.forEach((entry, at) => {
-      const bytes = sizes[at];
-      if (Number.isFinite(bytes)) usage[entry.index].mb = Math.round((bytes / 1024 / 1024) * 100) / 100;
-    });
-    return usage;
-  } finally {
-    await homes.close();
-    for (const entry of opened) await entry.handle.close();
   }
 }

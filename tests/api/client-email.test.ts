@@ -20,7 +20,10 @@ async function seed(db: Database) {
   const carol = await createAccount(db, { username: "carol", domain: "carol.example", plan: "mail-small" }, seedActor);
   const [aliceMain] = await listDomains(db, tenants.alice.id);
   const shop = await createDomain(db, tenants.alice.id, { domain: "shop", domain_type: "subdomain", parent_domain_id: aliceMain.id });
-  return { ...tenants, carol, carolKey: await makeKey(db, { scope: "account", account_id: carol.id }), shop };
+  // dan's mail is in a second domain of his, not his main one (mail_settings names its host).
+  const dan = await createAccount(db, { username: "dan", domain: "dan.example" }, seedActor);
+  await createDomain(db, dan.id, { domain: "dan-mail.example", domain_type: "domain" });
+  return { ...tenants, carol, carolKey: await makeKey(db, { scope: "account", account_id: carol.id }), shop, dan, danKey: await makeKey(db, { scope: "account", account_id: dan.id }) };
 }
 
 const HASH = /\$6\$|SHA512-CRYPT|password_hash/i;
@@ -214,6 +217,31 @@ for (const backend of testBackends()) {
       const orders = boxes.find((box) => box.address === "orders@shop.alice.example")!;
       assert.equal((await alice().delete(`/api/client/email/mailboxes/${orders.id}`)).status, 200);
       assert.equal((await alice().get(`/api/client/email/mailboxes/${orders.id}`)).status, 404);
+    });
+
+    test("mail_settings on GET /api/client/account and GET /api/admin/accounts/{id}: IMAP 993 and POP3 995 with TLS, SMTP 587 and 465, at the host the MX names", async () => {
+      // alice's main domain is a mail domain (made above); dan has mail only in a second domain;
+      // bob has none yet: the main domain's mail host, the one its MX will name.
+      const settings = (host: string) => ({ imap: { host, port: 993, tls: true }, pop3: { host, port: 995, tls: true }, smtp: { host, ports: [587, 465] } });
+      const adminKey = apiClient(env.server.baseUrl, env.seed.adminKey);
+      const cases = [
+        { client: alice(), id: env.seed.alice.id, host: "mail.alice.example" },
+        { client: bob(), id: env.seed.bob.id, host: "mail.bob.example" },
+        { client: apiClient(env.server.baseUrl, env.seed.danKey), id: env.seed.dan.id, host: "mail.dan-mail.example" },
+      ];
+      // dan's mail domain is made here, through the API, so the host is seen to follow it.
+      assert.deepEqual((await cases[2].client.get("/api/client/account")).body.mail_settings, settings("mail.dan.example"));
+      assert.equal((await cases[2].client.post("/api/client/email/domains", { domain: "dan-mail.example" })).status, 201);
+      for (const { client, id, host } of cases) {
+        const own = await client.get("/api/client/account");
+        assert.equal(own.status, 200);
+        assert.deepEqual(own.body.mail_settings, settings(host), JSON.stringify(own.body));
+        const byAdmin = await adminKey.get(`/api/admin/accounts/${id}`);
+        assert.equal(byAdmin.status, 200);
+        assert.deepEqual(byAdmin.body.mail_settings, settings(host));
+      }
+      const listed = (await adminKey.get("/api/admin/accounts")).body as { username: string; mail_settings: unknown }[];
+      assert.deepEqual(listed.find((account) => account.username === "dan")!.mail_settings, settings("mail.dan-mail.example"));
     });
 
     test("GET /api/admin/plans shows the mail fields", async () => {

@@ -14,7 +14,9 @@ import { freePort } from "./server";
 // Postfix: smtpd on `smtpPort` (inbound, no relay: reject_unauth_destination), virtual mailbox
 // domains and maps, virtual alias maps, delivery to Dovecot's LMTP socket. Dovecot: IMAP on
 // `imapPort`, POP3 on `pop3Port` (plain text on loopback: TLS is the next slice), LMTP for Postfix,
-// passdb and userdb from the panel's passwd-file.
+// passdb and userdb from the panel's passwd-file. Quota (docs/email.md "Quota"): Dovecot's quota
+// plugin with the count backend, and its quota-status service as Postfix's policy check at RCPT,
+// configured as that page tells the admin (DOVECOT_QUOTA); `env.MAIL_DOVEADM_COMMAND` reaches it.
 //
 // Sending (docs/email.md "Sending"): submission on `submissionPort` (STARTTLS) and `smtpsPort`
 // (implicit TLS), both only with SASL authentication through Dovecot's auth socket and only as an
@@ -37,8 +39,8 @@ export interface MailServers {
 
 const read = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "");
 
-/** Resolves once something accepts connections on 127.0.0.1:`port`; rejects after 20 s or when `child` exits. */
-function waitForPort(port: number, child: ChildProcess, output: () => string, timeoutMs = 20_000): Promise<void> {
+/** Resolves once something accepts connections on 127.0.0.1:`port`; rejects after 60 s (Postfix starts in 20–40 s on a loaded 2-core machine) or when `child` exits. */
+function waitForPort(port: number, child: ChildProcess, output: () => string, timeoutMs = 60_000): Promise<void> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const attempt = () => {
@@ -171,9 +173,36 @@ path = "${mapsDir}/dkim/$domain.$selector.key";
 /** local.d/options.inc: the selector map is looked at every second (a tenth of the interval), not every 30 s. */
 const RSPAMD_OPTIONS = "map_watch_interval = 10s;\n";
 
+/**
+ * Dovecot's quota (docs/email.md "Quota"): the count backend (Dovecot's own index of each
+ * mailbox's messages and their sizes, no walk of the maildir), each mailbox's limit from the
+ * passwd-file's userdb_quota_rule, LMTP refusing at RCPT a mailbox that is full, and quota-status
+ * answering Postfix's policy check with 552 5.2.2.
+ */
+export const DOVECOT_QUOTA = `mail_plugins = $mail_plugins quota
+protocol imap {
+  mail_plugins = $mail_plugins imap_quota
+}
+lmtp_rcpt_check_quota = yes
+plugin {
+  quota = count:User quota
+  quota_vsizes = yes
+  quota_status_success = DUNNO
+  quota_status_nouser = DUNNO
+  quota_status_overquota = "552 5.2.2 Mailbox is full"
+}`;
+
 /** `root` must be a directory Postfix's and Dovecot's users can pass through (0755 up to /). */
 export async function startMailServers(root: string): Promise<MailServers> {
-  const [smtpPort, submissionPort, smtpsPort, imapPort, pop3Port, rspamdPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const [smtpPort, submissionPort, smtpsPort, imapPort, pop3Port, rspamdPort, quotaStatusPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const dirs = {
     postfix: path.join(root, "postfix"),
     queue: path.join(root, "postfix-queue"),
@@ -215,14 +244,17 @@ export async function startMailServers(root: string): Promise<MailServers> {
       "alias_database =",
       // A domain moving away (the panel's moving_domains): 450, the sender tries again later —
       // before the relay check (a domain whose mail left this machine is no longer local here),
-      // and in the recipient checks the submission services keep.
+      // and first in the recipient checks (below), which the submission services keep.
       `smtpd_relay_restrictions = check_recipient_access ${map("moving_domains")}, reject_unauth_destination`,
-      `smtpd_recipient_restrictions = check_recipient_access ${map("moving_domains")}`,
       `virtual_mailbox_domains = ${map("virtual_domains")}`,
       `virtual_mailbox_maps = ${map("virtual_mailboxes")}`,
       `virtual_alias_maps = ${map("virtual_aliases")}`,
       `virtual_transport = lmtp:unix:${lmtpSocket}`,
       `smtpd_sender_login_maps = ${map("sender_logins")}`,
+      // Quota (docs/email.md "Quota"): Dovecot's quota-status answers at RCPT for the size the
+      // client declared (SIZE=, as MTAs do). Dovecot 2.3's answers at RCPT only ("service can
+      // only be used for recipient restrictions" at END-OF-MESSAGE).
+      `smtpd_recipient_restrictions = check_recipient_access ${map("moving_domains")}, check_policy_service inet:127.0.0.1:${quotaStatusPort}`,
       "smtpd_sasl_type = dovecot",
       `smtpd_sasl_path = ${authSocket}`,
       `smtpd_tls_chain_files = ${tlsKey}, ${tlsCert}`,
@@ -267,6 +299,15 @@ auth_mechanisms = plain login
 log_path = ${dovecotLog}
 mail_location = maildir:~
 first_valid_uid = 1000
+${DOVECOT_QUOTA}
+service quota-status {
+  executable = quota-status -p postfix
+  inet_listener quota-status {
+    address = 127.0.0.1
+    port = ${quotaStatusPort}
+  }
+  client_limit = 1
+}
 passdb {
   driver = passwd-file
   args = ${passwd}
@@ -359,6 +400,7 @@ service lmtp {
       waitForPort(smtpsPort, postfix, logs),
       waitForPort(imapPort, dovecot, logs),
       waitForPort(pop3Port, dovecot, logs),
+      waitForPort(quotaStatusPort, dovecot, logs),
       waitForPort(rspamdPort, rspamd, logs, 120_000),
     ]);
   } catch (error) {
@@ -377,6 +419,7 @@ service lmtp {
       MAIL_POSTMAP_COMMAND: postmap.join(" "),
       MAIL_RELOAD_COMMAND: `postfix -c ${dirs.postfix} reload`,
       MAIL_KICK_COMMAND: `doveadm -c ${dovecotConf} kick`,
+      MAIL_DOVEADM_COMMAND: `doveadm -c ${dovecotConf}`,
       MAIL_DOVECOT_GROUP: "dovecot",
     },
     logs,

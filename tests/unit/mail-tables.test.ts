@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { test } from "node:test";
 import { mailboxPasswordHash, sha512Crypt } from "@/lib/email/password";
-import { type RenderedAccount, renderMailTables } from "@/lib/provisioning/mail";
+import { parseQuotaGet, type RenderedAccount, renderMailTables } from "@/lib/provisioning/mail";
 
 // Mailbox password hashes (lib/email/password.ts) against crypt(3)'s own results and Dovecot's
 // verifier, and the mail tables' renderer (lib/provisioning/mail.ts): what it writes, and its
@@ -111,4 +111,24 @@ test("every value is checked again: hostile local parts, domains, targets, hashe
   assert.throws(() => renderMailTables([account({}, { mailboxes: [{ localPart: "x", domain: "bob.example", passwordHash: HASH, quotaMb: 1, enabled: true }] })]), /not a mail domain of alice/);
   assert.throws(() => renderMailTables([account(), account({ username: "mallory", uid: 1005, gid: 1005 }, { mailboxes: [], aliases: [] })]), /claimed by alice and mallory/);
   assert.throws(() => renderMailTables([account({}, { aliases: [{ localPart: "x", domain: "alice.example", targets: [] }] })]), /no targets/);
+});
+
+test("doveadm quota get's table is read strictly: the header, one STORAGE row, a whole number of KiB; anything else is refused", () => {
+  const header = "Quota name\tType\tValue\tLimit\t%";
+  const table = (...rows: string[]) => `${[header, ...rows].join("\n")}\n`;
+  // As Dovecot 2.3.19 prints it (doveadm -f tab quota get -u ADDRESS).
+  assert.equal(parseQuotaGet("a@alice.example", table("User quota\tSTORAGE\t2088\t1024\t203", "User quota\tMESSAGE\t1\t-\t0")), 2088);
+  assert.equal(parseQuotaGet("a@alice.example", table("User quota\tSTORAGE\t0\t-\t0")), 0);
+  for (const output of [
+    "",
+    "Error: something\n",
+    table(),
+    table("User quota\tSTORAGE\t-5\t1024\t0"),
+    table("User quota\tSTORAGE\t1e9\t1024\t0"),
+    table("User quota\tSTORAGE\t12\t1024\t0", "Other\tSTORAGE\t13\t1024\t0"),
+    table("User quota\tSTORAGE\t12 \t1024\t0"),
+    `x${table("User quota\tSTORAGE\t12\t1024\t0")}`,
+  ]) {
+    assert.throws(() => parseQuotaGet("a@alice.example", output), /a@alice\.example/, JSON.stringify(output));
+  }
 });
