@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { accountMailSendingSchema } from "@/lib/email/schemas";
 import { defineOperation, idParams, messageResponse } from "@/lib/http/operation";
 import {
   configurePhpBodySchema,
@@ -114,9 +115,9 @@ export const accountLifecycleOperations = {
     path: "/api/admin/accounts/{id}",
     audience: "reseller",
     tag: lifecycleTag,
-    summary: "One hosting account",
+    summary: "One hosting account, with its outgoing mail (`mail`: flagged, counts, the plan's limits)",
     params: idParams,
-    response: hostingAccountSchema,
+    response: hostingAccountSchema.extend({ mail: accountMailSendingSchema }),
     successStatus: 200,
     errorStatuses: [404],
   }),
@@ -172,6 +173,18 @@ export const accountLifecycleOperations = {
     response: messageResponse,
     successStatus: 200,
     errorStatuses: [404, 422],
+  }),
+  mailUnflag: defineOperation({
+    operationId: "unflagAccountMail",
+    method: "POST",
+    path: "/api/admin/accounts/{id}/mail/unflag",
+    audience: "admin",
+    tag: lifecycleTag,
+    summary: "Lift the flag its machine raised when the account went over its sending limits",
+    params: idParams,
+    response: messageResponse,
+    successStatus: 200,
+    errorStatuses: [404],
   }),
   plans: defineOperation({
     operationId: "listPlans",

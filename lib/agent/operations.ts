@@ -6,6 +6,7 @@ import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { homeOf, prepareHome } from "@/lib/provisioning/home-layout";
 import { measureBytes } from "@/lib/provisioning/homes";
 import { applyAccountMail, mailboxUsage, makeDkimKey, removeAccountMail } from "@/lib/provisioning/mail";
+import { sendingFigures } from "@/lib/provisioning/mail-policy";
 import { checkAccountNames } from "@/lib/provisioning/marks";
 import { quotaMountPoint } from "@/lib/provisioning/quota";
 import {
@@ -82,6 +83,8 @@ export const nodeOperations = {
   "mail.remove": removeAccountMail,
   "mail.usage": mailboxUsage,
   "mail.dkim-key": makeDkimKey,
+  /** What the account sent here in the last hour and day (the sending limits' counts, lib/provisioning/mail-policy.ts). */
+  "mail.sending": sendingFigures,
   /** A move's target, before anything is made: none of the account's names exists here unmarked (lib/provisioning/marks.ts). */
   "account.check-names": checkAccountNames,
   "node.reconcile": reconcileAccounts,
