@@ -130,6 +130,11 @@ for (const backend of machineBackends("pglite")) {
 
     before(async () => {
       createdUsers.push(username, other, keyHolder);
+      // HOME_ROOT as an admin has it (/home): the seeded account without a Linux user would
+      // otherwise have it made at the panel's start with the panel's umask (0700), and nginx's
+      // workers could not pass (docs: a separate finding, not this file's subject).
+      fs.mkdirSync(path.join(root, "home"), { mode: 0o755 });
+      fs.chmodSync(path.join(root, "home"), 0o755);
       env = await createEnvironment(backend, seed, serverEnv());
     });
     after(async () => {
@@ -143,10 +148,26 @@ for (const backend of machineBackends("pglite")) {
     const visit = (urlPath: string) => visitSite(web, domain, urlPath);
     const phpMail = async (to: string, from: string, subject: string) => {
       const query = new URLSearchParams({ to, from, subject });
-      return waitFor("the PHP site answers", async () => {
-        const answer = await visit(`/mail.php?${query}`);
-        return answer.status === 200 ? answer.text.trim() : null;
-      }, 20_000);
+      let last = "";
+      const errors = () => [path.join(home(), "logs", "php-error.log"), path.join(home(), "logs", "nginx-error.log")].map((file) => (fs.existsSync(file) ? fs.readFileSync(file, "utf8").slice(-1500) : "")).join("\n");
+      try {
+        return await waitFor("the PHP site answers", async () => {
+          const answer = await visit(`/mail.php?${query}`);
+          last = `${answer.status} ${answer.text.slice(0, 300)}`;
+          return answer.status === 200 ? answer.text.trim() : null;
+        }, 30_000);
+      } catch (error) {
+        const facts = ["id www-data", `getent group ${username}`, `ls -la ${home()} ${home()}/public_html`, "grep -H Groups /proc/$(pgrep -d ' /proc/' -u www-data nginx | sed 's/ /\/status /g')/status"]
+          .map((command) => {
+            try {
+              return execFileSync("sh", ["-c", command], { encoding: "utf8" });
+            } catch (failure) {
+              return String(failure);
+            }
+          })
+          .join("\n");
+        throw new Error(`${(error as Error).message} (last: ${last})\n${facts}\n${errors()}\n${mail.logs().slice(-1000)}`);
+      }
     };
 
     test("accounts with mailboxes; the admin GET shows their mail: not flagged, nothing sent, the plan's limits", async () => {
@@ -192,13 +213,18 @@ for (const backend of machineBackends("pglite")) {
 
     test("PHP's mail() with a From (so an envelope) of another account's domain is refused", async () => {
       assert.equal(await phpMail(`info@${domain}`, `ceo@${otherDomain}`, `forged-${randomBytes(4).toString("hex")}`), "refused");
-      assert.match(mail.logs(), new RegExp(`<ceo@${otherDomain.replaceAll(".", "\\.")}>: Sender address rejected: not owned by user ${username}`));
+      const refusal = new RegExp(`<ceo@${otherDomain.replaceAll(".", "\\.")}>: Sender address rejected: not owned by user ${username}`);
+      await waitFor("Postfix's refusal in its log", async () => refusal.test(mail.logs()), 10_000);
     });
 
     test("/usr/sbin/sendmail as the account's user is refused (authorized_submit_users)", () => {
       let failure: { status: number | null; stderr: string } | null = null;
+      // sendmail takes another config_directory (-C) from a user only when the machine's own
+      // main.cf lists it: the test's is bind-mounted over /etc/postfix in a mount namespace of
+      // this command alone, so the machine's Postfix is neither read nor changed.
+      const asCustomer = 'mount --bind "$1" /etc/postfix && exec runuser -u "$2" -- /usr/sbin/sendmail -t';
       try {
-        execFileSync("runuser", ["-u", username, "--", "/usr/sbin/sendmail", "-C", mail.postfixConfigDir, "-t"], {
+        execFileSync("unshare", ["--mount", "--propagation", "private", "sh", "-c", asCustomer, "sh", mail.postfixConfigDir, username], {
           input: `To: info@${domain}\nFrom: info@${domain}\nSubject: by sendmail\n\nnever\n`,
           stdio: ["pipe", "pipe", "pipe"],
           timeout: 30_000,
@@ -211,13 +237,13 @@ for (const backend of machineBackends("pglite")) {
     });
 
     test(`over ${HOURLY_LIMIT} per hour a message is refused with 450 4.7.1 saying why, and the account is flagged; another account still sends`, async () => {
-      // One went by PHP; two more reach the limit.
-      for (let sent = 1; sent < HOURLY_LIMIT; sent++) {
+      // One went by PHP; more reach the limit.
+      for (let sent = (await admin().get(`/api/admin/accounts/${accountId}`)).body.mail.sent_last_hour; sent < HOURLY_LIMIT; sent++) {
         const transcript = await submit({ user: `info@${domain}`, password, from: `info@${domain}`, to: `info@${domain}`, subject: `within-${sent}` });
         assert.match(transcript, /250 2\.0\.0 Ok: queued/, transcript);
       }
       const refused = await submit({ user: `info@${domain}`, password, from: `info@${domain}`, to: `info@${domain}`, subject: "over" });
-      assert.match(refused, /<\*\* 450 4\.7\.1 .*sending limit of 3 messages per hour/, refused);
+      assert.match(refused, /<~\* 450 4\.7\.1 .*sending limit of 3 messages per hour/, refused);
       const shown = (await admin().get(`/api/admin/accounts/${accountId}`)).body.mail;
       assert.equal(shown.flagged, true);
       assert.equal(shown.sent_last_hour, HOURLY_LIMIT);
@@ -255,7 +281,7 @@ for (const backend of machineBackends("pglite")) {
       env.server = await startServer({ ...env.database.env, ...serverEnv() });
       assert.equal((await admin().get(`/api/admin/accounts/${accountId}`)).body.mail.sent_last_hour, HOURLY_LIMIT);
       const refused = await submit({ user: `info@${domain}`, password, from: `info@${domain}`, to: `info@${domain}`, subject: "after-restart" });
-      assert.match(refused, /<\*\* 450 4\.7\.1 .*sending limit of 3 messages per hour/, refused);
+      assert.match(refused, /<~\* 450 4\.7\.1 .*sending limit of 3 messages per hour/, refused);
       assert.equal((await admin().get(`/api/admin/accounts/${accountId}`)).body.mail.flagged, true);
     });
   });
