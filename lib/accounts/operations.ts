@@ -174,18 +174,6 @@ export const accountLifecycleOperations = {
     successStatus: 200,
     errorStatuses: [404, 422],
   }),
-  mailUnflag: defineOperation({
-    operationId: "unflagAccountMail",
-    method: "POST",
-    path: "/api/admin/accounts/{id}/mail/unflag",
-    audience: "admin",
-    tag: lifecycleTag,
-    summary: "Lift the flag its machine raised when the account went over its sending limits",
-    params: idParams,
-    response: messageResponse,
-    successStatus: 200,
-    errorStatuses: [404],
-  }),
   plans: defineOperation({
     operationId: "listPlans",
     method: "GET",
