@@ -7,6 +7,7 @@ import { announceAdminSetup } from "@/lib/admins/setup";
 import { closeDataDir, closeNewFiles } from "@/lib/data-dir";
 import { syncAllZoneFiles } from "@/lib/dns/zone-file-sync";
 import { syncLocalMail } from "@/lib/email/service";
+import { startLocalMailPolicy } from "@/lib/email/sending";
 import { ConfigError, env } from "@/lib/env";
 import { loadEnvFile } from "@/lib/env-file";
 import { webHostingEnabled } from "@/lib/provisioning/home-layout";
@@ -57,6 +58,8 @@ export async function startServer(): Promise<http.Server> {
   await applyDiskQuotas(db.db);
   await syncSshServer(db.db);
   await syncLocalMail(db.db);
+  // The sending limits of this machine's accounts, asked by Postfix's submission services.
+  await startLocalMailPolicy(db.db);
   await startNodeEvents(db.db);
   // Moves between nodes go on from where they were (lib/moves/driver.ts).
   startMoveDriver(db.db);

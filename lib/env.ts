@@ -115,6 +115,10 @@ const envSchema = z.object({
   MAIL_DOVECOT_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("dovecot"),
   // rspamd's workers run as this group and read the DKIM keys (MAIL_MAPS_DIR/dkim, docs/email.md "DKIM").
   MAIL_DKIM_GROUP: z.string().trim().regex(/^[a-z_][a-z0-9_-]*$/, "must be a group name").default("_rspamd"),
+  // Sending limits (docs/email.md "Sending limits"): the policy service Postfix's submission services ask.
+  MAIL_POLICY_SOCKET: z.string().trim().min(1).default("/var/spool/postfix/private/hosting-panel-policy"),
+  // The submission port of this machine that PHP's mail() (msmtp) sends through, on 127.0.0.1.
+  MAIL_SUBMISSION_PORT: z.coerce.number().int().min(1).max(65535).default(587),
   ACME_DIRECTORY_URL: optionalString.refine(
     (url) => url === null || /^https:\/\//.test(url),
     "must be an https:// URL of an ACME directory",
@@ -253,6 +257,8 @@ function loadEnv(source: NodeJS.ProcessEnv) {
           doveadmCommand: raw.MAIL_DOVEADM_COMMAND,
           dovecotGroup: raw.MAIL_DOVECOT_GROUP,
           dkimGroup: raw.MAIL_DKIM_GROUP,
+          policySocket: path.resolve(/* turbopackIgnore: true */ raw.MAIL_POLICY_SOCKET),
+          submissionPort: raw.MAIL_SUBMISSION_PORT,
         }
       : null,
     acme: raw.ACME_DIRECTORY_URL
@@ -323,7 +329,7 @@ function assertOutsideDataDir(config: {
   acmeChallengeDir: string;
   phpFpmSocketDir: string;
   ssh: { keysDir: string } | null;
-  mail: { mapsDir: string } | null;
+  mail: { mapsDir: string; policySocket: string } | null;
 }): void {
   const homes = config.webServer !== null || config.systemUsers;
   const shared: [name: string, value: string, used: boolean, reader: string][] = [
@@ -332,6 +338,7 @@ function assertOutsideDataDir(config: {
     ["PHP_FPM_SOCKET_DIR", config.phpFpmSocketDir, config.webServer !== null, "nginx's workers connect to the sockets"],
     ["SSH_KEYS_DIR", config.ssh?.keysDir ?? "", config.ssh !== null, "sshd reads each keys file as the account's user"],
     ["MAIL_MAPS_DIR", config.mail?.mapsDir ?? "", config.mail !== null, "Postfix and Dovecot (as its own user) read the mail tables"],
+    ["MAIL_POLICY_SOCKET", config.mail?.policySocket ?? "", config.mail !== null, "Postfix (as its own user) connects to the sending limits' policy service"],
   ];
   const problems = shared
     .filter(([, value, used]) => used && liesWithin(value, config.dataDir))

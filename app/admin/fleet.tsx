@@ -59,15 +59,21 @@ function AttentionItem({ item }: { item: Attention }) {
     case "account_flagged":
       return (
         <>
-          <Badge tone="trouble">Flagged</Badge> <Link href={accountHref(item.account.account_id)}>{item.account.username}</Link>: the last
-          change for it failed on its node{item.account.error ? <span className="error"> ({item.account.error})</span> : null}.
+          <Badge tone="trouble">Flagged</Badge> <Link href={accountHref(item.account.account_id)}>{item.account.username}</Link>:{" "}
+          {item.account.reason === "mail_limits" ? (
+            <>its mail went over the plan&apos;s sending limits; lift the flag once you have looked (POST /api/admin/accounts/{"{id}"}/mail/unflag).</>
+          ) : (
+            <>
+              the last change for it failed on its node{item.account.error ? <span className="error"> ({item.account.error})</span> : null}.
+            </>
+          )}
         </>
       );
   }
 }
 
 const attentionKey = (item: Attention) =>
-  "node" in item ? `${item.kind}-${item.node.id}` : `${item.kind}-${item.account.account_id}`;
+  "node" in item ? `${item.kind}-${item.node.id}` : `${item.kind}-${item.account.account_id}${"reason" in item.account ? `-${item.account.reason}` : ""}`;
 
 export function NeedsAttention({ items }: { items: Attention[] }) {
   return (

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, check, index, integer, pgEnum, pgTable, text } from "drizzle-orm/pg-core";
+import { boolean, check, index, integer, pgEnum, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { createdAt, updatedAt } from "./columns";
 import { nodes } from "./nodes";
 
@@ -17,7 +17,7 @@ export const plans = pgTable("plans", {
   maxPhpUploadMb: integer("max_php_upload_mb"),
   maxCronJobs: integer("max_cron_jobs"),
   // Email (docs/email.md): how many mailboxes, their quotas' sum in MB; messages sent per hour and
-  // per day (kept for the sending limits, not enforced yet).
+  // per day (the sending limits: docs/email.md "Sending limits").
   mailboxes: integer("mailboxes"),
   mailQuotaMb: integer("mail_quota_mb"),
   mailPerHour: integer("mail_per_hour"),
@@ -64,6 +64,9 @@ export const hostingAccounts = pgTable(
     nodeId: integer("node_id")
       .notNull()
       .references(() => nodes.id, { onDelete: "restrict" }),
+    // When its machine last refused a message for its sending limits (docs/email.md "Sending
+    // limits"), until an admin lifts the flag (POST …/mail/unflag); null: not flagged.
+    mailFlaggedAt: timestamp("mail_flagged_at", { withTimezone: true }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { accountMailSendingSchema } from "@/lib/email/schemas";
 import { defineOperation, idParams, messageResponse } from "@/lib/http/operation";
 import {
   configurePhpBodySchema,
@@ -114,9 +115,9 @@ export const accountLifecycleOperations = {
     path: "/api/admin/accounts/{id}",
     audience: "reseller",
     tag: lifecycleTag,
-    summary: "One hosting account",
+    summary: "One hosting account, with its outgoing mail (`mail`: flagged, counts, the plan's limits)",
     params: idParams,
-    response: hostingAccountSchema,
+    response: hostingAccountSchema.extend({ mail: accountMailSendingSchema }),
     successStatus: 200,
     errorStatuses: [404],
   }),

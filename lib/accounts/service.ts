@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { DEFAULT_PLAN_NAME } from "@/db/prepare";
 import { customerDatabases, databaseUsers, domains, hostingAccounts, nodes, phpVersions, plans, resellers } from "@/db/schema";
+import { applyAccountMailOf } from "@/lib/email/service";
 import { countAccountRecords } from "@/lib/dns/service";
 import { env } from "@/lib/env";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
@@ -290,6 +291,8 @@ export async function updateAccountAdminFields(
     if (changed.hasSshAccess !== undefined) await applySshAccess(tx, accountId, current.username, changed.hasSshAccess);
     // A new plan's PHP caps: the pools and sites follow in this transaction (lib/php-settings/rows.ts).
     if (changed.planId !== undefined) await syncAccountSites(tx, accountId);
+    // And its sending limits: the account's machine counts against the new plan's (docs/email.md "Sending limits").
+    if (changed.planId !== undefined) await applyAccountMailOf(tx, accountId);
     await recordAudit(tx, actor, {
       action: "hosting_account.update",
       targetType: "hosting_account",

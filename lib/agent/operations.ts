@@ -5,7 +5,8 @@ import { applyAccountSites, applyAllSites, createDomainRoot, provisionAccount, r
 import { combinedReport, domainReport } from "@/lib/provisioning/goaccess";
 import { homeOf, prepareHome } from "@/lib/provisioning/home-layout";
 import { measureBytes } from "@/lib/provisioning/homes";
-import { applyAccountMail, mailboxUsage, resyncMailboxes, makeDkimKey, removeAccountMail } from "@/lib/provisioning/mail";
+import { applyAccountMail, mailboxUsage, makeDkimKey, removeAccountMail, resyncMailboxes } from "@/lib/provisioning/mail";
+import { sendingFigures } from "@/lib/provisioning/mail-policy";
 import { checkAccountNames } from "@/lib/provisioning/marks";
 import { quotaMountPoint } from "@/lib/provisioning/quota";
 import {
@@ -83,6 +84,8 @@ export const nodeOperations = {
   "mail.usage": mailboxUsage,
   "mail.resync": resyncMailboxes,
   "mail.dkim-key": makeDkimKey,
+  /** What the account sent here in the last hour and day (the sending limits' counts, lib/provisioning/mail-policy.ts). */
+  "mail.sending": sendingFigures,
   /** A move's target, before anything is made: none of the account's names exists here unmarked (lib/provisioning/marks.ts). */
   "account.check-names": checkAccountNames,
   "node.reconcile": reconcileAccounts,

@@ -136,4 +136,17 @@ export const emailOperations = {
     successStatus: 200,
     errorStatuses: [404, 422],
   }),
+  // The admin's side of the sending limits (docs/email.md "Sending limits"): admin keys only.
+  unflagAccountMail: defineOperation({
+    operationId: "unflagAccountMail",
+    method: "POST",
+    path: "/api/admin/accounts/{id}/mail/unflag",
+    audience: "admin",
+    tag,
+    summary: "Lift the flag its machine raised when the account went over its sending limits",
+    params: idParams,
+    response: messageResponse,
+    successStatus: 200,
+    errorStatuses: [404],
+  }),
 };

@@ -109,3 +109,16 @@ export const mailSettingsSchema = z.object({
 });
 export type MailSettings = z.infer<typeof mailSettingsSchema>;
 
+
+// The account's outgoing mail as an admin sees it (GET /api/admin/accounts/{id} `mail`, docs/email.md
+// "Sending limits"): flagged when its machine refused a message for its limits, until an admin
+// lifts it; the counts its machine keeps (recipients in the last 60 minutes and the last 24 hours;
+// null when the machine did not answer); the plan's limits (null: unlimited).
+export const accountMailSendingSchema = z.object({
+  flagged: z.boolean(),
+  flagged_at: timestamp.nullable(),
+  sent_last_hour: z.number().int().nullable(),
+  sent_today: z.number().int().nullable(),
+  limits: z.object({ per_hour: z.number().int().nullable(), per_day: z.number().int().nullable() }),
+});
+export type AccountMailSending = z.infer<typeof accountMailSendingSchema>;

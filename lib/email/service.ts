@@ -11,6 +11,7 @@ import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import { type AccountMail, applyAllMail, mailServerEnabled } from "@/lib/provisioning/mail";
 import { DKIM_RETIRED_KEEP_MS, dkimKeysOf, type DkimKeyRow, dkimRecordName, dkimTxtContent, publishDkimKey, signingKeysOf } from "./dkim";
 import { mailboxPasswordHash } from "./password";
+import { sendingLimitsOf } from "./sending";
 import type {
   AliasRecord,
   createAliasBodySchema,
@@ -43,7 +44,7 @@ const MX_PRIORITY = 10;
 export async function accountMailStates(db: Queryable, accountIds: number[]): Promise<Map<number, AccountMail>> {
   const states = new Map<number, AccountMail>(accountIds.map((id) => [id, { domains: [], mailboxes: [], aliases: [], dkim: [] }]));
   if (accountIds.length === 0) return states;
-  const [domainRows, mailboxRows, aliasRows, dkim] = await Promise.all([
+  const [domainRows, mailboxRows, aliasRows, dkim, limits] = await Promise.all([
     db.select({ accountId: mailDomains.accountId, domain: mailDomains.domain }).from(mailDomains).where(inArray(mailDomains.accountId, accountIds)).orderBy(asc(mailDomains.id)),
     db
       .select({ accountId: mailboxes.accountId, localPart: mailboxes.localPart, domain: mailDomains.domain, passwordHash: mailboxes.passwordHash, quotaMb: mailboxes.quotaMb, enabled: mailboxes.enabled })
@@ -58,11 +59,13 @@ export async function accountMailStates(db: Queryable, accountIds: number[]): Pr
       .where(inArray(mailAliases.accountId, accountIds))
       .orderBy(asc(mailAliases.id)),
     signingKeysOf(db, accountIds),
+    sendingLimitsOf(db, accountIds),
   ]);
   for (const row of domainRows) states.get(row.accountId)!.domains.push(row.domain);
   for (const { accountId, ...mailbox } of mailboxRows) states.get(accountId)!.mailboxes.push(mailbox);
   for (const { accountId, ...alias } of aliasRows) states.get(accountId)!.aliases.push(alias);
   for (const [accountId, keys] of dkim) states.get(accountId)!.dkim = keys;
+  for (const [accountId, accountLimits] of limits) states.get(accountId)!.limits = accountLimits;
   return states;
 }
 

@@ -93,6 +93,8 @@ const CHECKS: Checks = {
   "mail.resync": () => ignored(undefined),
   // A DKIM public key goes into the account's zone: base64 of a 2048-bit RSA SubjectPublicKeyInfo, nothing else.
   "mail.dkim-key": () => z.object({ public_key: z.string().regex(/^[A-Za-z0-9+/]{300,600}={0,2}$/).refine(isDkimPublicKey, "is not a 2048-bit RSA public key").nullable() }),
+  // Two counts, bounded: a node cannot make them anything but numbers for the admin to read.
+  "mail.sending": () => z.object({ sent_last_hour: z.number().int().min(0).max(1e9), sent_today: z.number().int().min(0).max(1e9) }),
   // Its refusal (a name there without the panel's mark) comes as an error; a value is not read.
   "account.check-names": () => ignored(null),
   "node.reconcile": (input) => z.object({ failed: among(input.accounts.map((account) => account.account.username), "an account") }),

@@ -11,15 +11,24 @@ import { listNodes, type NodeRecord } from "./service";
 // own machine (`local`) sends no heartbeat: its figures are read here, as a node's agent reads
 // its own (lib/provisioning/host-figures.ts).
 
+/** Why a mail-flagged account needs the admin (lifted by POST /api/admin/accounts/{id}/mail/unflag). */
+export const MAIL_FLAG_ERROR = "Its mail went over the plan's sending limits; look at it, then lift the flag";
+
 /** A node's home disk is trouble above this share used. */
 export const DISK_FULL_RATIO = 0.9;
 /** A failed backup counts as "last night's" within this long (a day and a half: one run a day). */
 export const RECENT_FAILURE_MS = 36 * 3600_000;
 
-/** An account whose last piece of work on its node failed (its `node_sync` is `failed`). */
+/**
+ * An account whose last piece of work on its node failed (its `node_sync` is `failed`), or whose
+ * machine refused its mail for its sending limits (docs/email.md "Sending limits") until an admin
+ * lifts the flag.
+ */
 export interface FlaggedAccount {
   account_id: number;
   username: string;
+  /** node_sync: its node's work failed; mail_limits: its mail went over the sending limits. */
+  reason: "node_sync" | "mail_limits";
   error: string | null;
 }
 
@@ -52,18 +61,29 @@ export function needsAttention(nodes: NodeRecord[], backups: AccountBackupStatus
   return items;
 }
 
-/** Accounts whose newest finished node job failed and that have none pending (lib/nodes/dispatch.ts nodeSyncOf, for all accounts at once). */
+/**
+ * Accounts whose newest finished node job failed and that have none pending (lib/nodes/dispatch.ts
+ * nodeSyncOf, for all accounts at once), then accounts flagged for their sending limits.
+ */
 export async function flaggedAccounts(db: Queryable): Promise<FlaggedAccount[]> {
   const result = await db.execute(sql`
-    SELECT a.id AS account_id, a.username, j.error
+    SELECT a.id AS account_id, a.username, 'node_sync' AS reason, j.error
     FROM hosting_accounts a
     JOIN LATERAL (
       SELECT state, error FROM node_jobs WHERE account_id = a.id AND state <> 'pending' ORDER BY id DESC LIMIT 1
     ) j ON true
     WHERE j.state = 'failed' AND NOT EXISTS (SELECT 1 FROM node_jobs p WHERE p.account_id = a.id AND p.state = 'pending')
-    ORDER BY a.username`);
+    UNION ALL
+    SELECT a.id AS account_id, a.username, 'mail_limits' AS reason, ${MAIL_FLAG_ERROR}::text AS error
+    FROM hosting_accounts a WHERE a.mail_flagged_at IS NOT NULL
+    ORDER BY username, reason`);
   const rows = (Array.isArray(result) ? result : (result as { rows: Record<string, unknown>[] }).rows) as Record<string, unknown>[];
-  return rows.map((row) => ({ account_id: Number(row.account_id), username: String(row.username), error: row.error === null ? null : String(row.error) }));
+  return rows.map((row) => ({
+    account_id: Number(row.account_id),
+    username: String(row.username),
+    reason: row.reason === "mail_limits" ? "mail_limits" : "node_sync",
+    error: row.error === null ? null : String(row.error),
+  }));
 }
 
 /** Every node, `local` with the figures of this machine and the panel's own agent version. */

@@ -3,6 +3,7 @@ import type { Database, Queryable } from "@/db/client";
 import { DEFAULT_PLAN_NAME } from "@/db/prepare";
 import { hostingAccounts, plans } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
+import { applyAccountMailOf } from "@/lib/email/service";
 import { applyDiskQuotas } from "@/lib/hosting/service";
 import { applyPhpCaps } from "@/lib/php-settings/service";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
@@ -88,6 +89,13 @@ export async function updatePlan(db: Database, id: number, input: UpdatePlanInpu
       if (fields.max_php_memory_mb !== undefined || fields.max_php_upload_mb !== undefined) {
         const accounts = await db.select({ id: hostingAccounts.id }).from(hostingAccounts).where(eq(hostingAccounts.planId, id));
         await applyPhpCaps(db, accounts.map((account) => account.id));
+      }
+      // New sending limits: each account's machine counts against them from now on (its mail state carries them).
+      if (fields.mail_per_hour !== undefined || fields.mail_per_day !== undefined) {
+        const accounts = await db.select({ id: hostingAccounts.id }).from(hostingAccounts).where(eq(hostingAccounts.planId, id));
+        for (const account of accounts) {
+          await applyAccountMailOf(db, account.id).catch((error) => console.error(`[mail] the new sending limits of account ${account.id} were not applied:`, (error as Error).message));
+        }
       }
       return plan;
     })

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import fs, { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import path from "node:path";
@@ -193,6 +194,28 @@ export async function makeFileIn(dir: FileHandle, name: string, ownership: Owner
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * `contents` as the regular file `name` in `dir`, given `ownership`: written under a new name
+ * (O_EXCL, never through a link) and renamed over `name` (a rename replaces a link, never follows
+ * it). For a directory only root can write in (the home): a customer's directory would let them
+ * race the rename.
+ */
+export async function writeFileIn(dir: FileHandle, name: string, contents: string, ownership: Ownership): Promise<void> {
+  const temporary = `.${name}.${randomBytes(6).toString("hex")}`;
+  const handle = await open(inside(dir, temporary), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    await handle.writeFile(contents);
+    await handle.chown(ownership.uid, ownership.gid);
+    await handle.chmod(ownership.mode);
+  } catch (error) {
+    await handle.close();
+    await fs.promises.rm(inside(dir, temporary), { force: true });
+    throw error;
+  }
+  await handle.close();
+  await fs.promises.rename(inside(dir, temporary), inside(dir, name));
 }
 
 /** Whether `dir` holds an entry `name` of any kind (a link is not followed: it counts as one). */

@@ -1,14 +1,16 @@
-import { createPrivateKey, createPublicKey, generateKeyPair } from "node:crypto";
+import { createPrivateKey, createPublicKey, generateKeyPair, randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { mailboxPasswordHash } from "@/lib/email/password";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { makeDirectoryIn, openDirectoryIn, openTrustedDirectory } from "./home-files";
+import { makeDirectoryIn, openDirectoryIn, openFileIn, openTrustedDirectory, writeFileIn } from "./home-files";
 import { homeOf, webHostingEnabled } from "./home-layout";
+import { forgetSending, type SendingLimits, setSendingAccounts } from "./mail-policy";
 import { assertPanelUser, panelUsernames } from "./marks";
 import { liveForwardDomains, writtenSiteDomains } from "./nginx";
 import { linuxGroupIds, linuxPasswdEntries } from "./passwd";
-import { DKIM_SELECTOR, LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, TARGET_ADDRESS } from "./rules";
+import { DKIM_SELECTOR, LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, PHP_MAIL_CONFIG, TARGET_ADDRESS } from "./rules";
 import { checkedHostName, checkedInteger, checkedPathInside, checkedString } from "./render-checks";
 import { exitReason, makeDirectories, readIfExists, runChild, runCommand, toolEnv, writeAtomically, writeFilesAtomically } from "./system";
 
@@ -29,6 +31,9 @@ import { exitReason, makeDirectories, readIfExists, runChild, runCommand, toolEn
 //                                     key each domain signs with
 //   MAIL_MAPS_DIR/dkim/<domain>.<selector>.key   the DKIM private keys, made here (makeDkimKey):
 //                                     they never leave this machine; only the public key is answered
+//   HOME/.msmtprc                     the account's PHP login (its Linux user's alone, 0400): PHP's
+//                                     mail() sends through msmtp with it (docs/email.md "PHP's
+//                                     mail()"); made here, its hash kept in DATA_DIR/mail-php/<user>
 // A node has no panel database: everything comes in the job. Every value is checked again here
 // before it becomes a line (render-checks.ts); each table is built under a temporary name,
 // `postmap`ed, and both files renamed over the old ones (old or new, never half); a refusal of
@@ -64,6 +69,8 @@ export interface AccountMail {
   aliases: AliasState[];
   /** Absent in states kept by a version before DKIM: none signs. */
   dkim?: DkimState[];
+  /** The plan's sending limits (./mail-policy.ts); absent in states from before them: unlimited. */
+  limits?: SendingLimits;
 }
 
 export const mailServerEnabled = () => env().mail !== null;
@@ -81,6 +88,11 @@ const localPartOf = (value: unknown) => checkedString(RENDERER, "local part", va
 const selectorOf = (value: unknown) => checkedString(RENDERER, "DKIM selector", value, DKIM_SELECTOR, "a DKIM selector is a lower-case letter, then letters, digits and inner -, at most 63");
 const targetOf = (value: unknown) => checkedString(RENDERER, "alias target", value, TARGET_ADDRESS, "a target is one lower-case address, local@domain");
 
+/** A PHP login is the account's Linux username: no @, so never a mailbox's address. */
+const PHP_LOGIN = /^[a-z][a-z0-9_]{0,31}$/;
+/** Where the PHP login's (empty) mail folder would be, in HOME/mail: no domain is named so (no dot). */
+const PHP_LOGIN_FOLDER = "_php";
+
 /** The mark on every file the panel writes here (./marks.ts): a file without it is not the panel's. */
 export const MAIL_HEADER = "# Written by the hosting panel from its records; edit through the panel.";
 
@@ -95,6 +107,8 @@ export interface RenderedAccount {
   /** In its move's final pass and switch: mail for its domains deferred here, not delivered (see `moving_domains`). */
   held?: boolean;
   mail: AccountMail;
+  /** The hash of the account's PHP login (its username, no @: no mailbox's address), null: none here. */
+  phpLoginHash?: string | null;
 }
 
 export interface MailTables {
@@ -154,6 +168,14 @@ export function renderMailTables(accounts: RenderedAccount[], forwardedDomains: 
       const extra = [`userdb_quota_rule=*:storage=${quota}M`, ...(mailbox.enabled && !account.suspended ? [] : ["nologin=y"])];
       passwdLines.push(`${address}:${hash}:${uid}:${gid}::${home}::${extra.join(" ")}`);
     }
+    if (account.phpLoginHash) {
+      // The PHP login sends only (SMTP AUTH as the account, counted against its limits); its
+      // "maildir" is a folder of the account's mail that nothing delivers to.
+      const login = checkedString(RENDERER, "PHP login", account.username, PHP_LOGIN, "a PHP login is the account's username");
+      const hash = checkedString(RENDERER, "password hash", account.phpLoginHash, PASSWORD_HASH, "a password hash is Dovecot's {SHA512-CRYPT}");
+      const home = checkedPathInside(RENDERER, "maildir", path.join(homeOf(account.username), "mail", PHP_LOGIN_FOLDER), env().homeRoot);
+      passwdLines.push(`${login}:${hash}:${uid}:${gid}::${home}::userdb_quota_rule=*:storage=1M${account.suspended ? " nologin=y" : ""}`);
+    }
     for (const alias of account.mail.aliases) {
       const domain = ownDomain(alias.domain);
       const address = alias.localPart === "" ? `@${domain}` : `${localPartOf(alias.localPart)}@${domain}`;
@@ -162,7 +184,7 @@ export function renderMailTables(accounts: RenderedAccount[], forwardedDomains: 
     }
     // Every mailbox of the account may send as any of its domains, and no one else may: a login
     // that owns no line for the sender's domain is refused (reject_sender_login_mismatch).
-    const logins = account.mail.mailboxes.map((mailbox) => `${mailbox.localPart}@${mailbox.domain}`);
+    const logins = [...account.mail.mailboxes.map((mailbox) => `${mailbox.localPart}@${mailbox.domain}`), ...(account.phpLoginHash ? [account.username] : [])];
     if (logins.length > 0) for (const domain of own) senderLines.push(`@${domain} ${logins.join(",")}`);
     const signing = new Set<string>();
     for (const key of account.mail.dkim ?? []) {
@@ -292,6 +314,7 @@ async function rebuild(changing: string | null): Promise<number | null> {
       else console.error(`[mail] ${account.username}: no DKIM key ${key.selector} for ${key.domain} here; its mail is not signed`);
     }
     account.mail = { ...account.mail, dkim: present };
+    account.phpLoginHash = (await readIfExists(phpLoginHashFile(account.username)))?.trim() || null;
   }
   const tables = renderMailTables(accounts, await forwardedDomains());
   // Postfix and Dovecot's own user pass through it (mkdir's mode alone is cut by the panel's umask).
@@ -344,7 +367,68 @@ async function rebuild(changing: string | null): Promise<number | null> {
     const failure = await runCommand(config.reloadCommand);
     if (failure) console.error(`[mail] ${failure}`);
   }
+  // The policy service counts exactly the logins the passwd-file now has, against these limits.
+  setSendingAccounts(
+    accounts.map((account) => ({
+      username: account.username,
+      logins: [...account.mail.mailboxes.map((mailbox) => `${mailbox.localPart}@${mailbox.domain}`), ...(account.phpLoginHash ? [account.username] : [])],
+      limits: account.mail.limits ?? { perHour: null, perDay: null },
+    })),
+  );
   return passwdWrittenAt;
+}
+
+// ---- PHP's login (docs/email.md "PHP's mail()") ----
+
+const phpLoginHashFile = (username: string) => path.join(env().dataDir, "mail-php", username);
+
+/** msmtp's configuration for the account's PHP: the machine's submission service, its PHP login. */
+export function renderMsmtpConfig(username: string, password: string, port: number): string {
+  const login = checkedString("msmtp configuration", "PHP login", username, PHP_LOGIN, "a PHP login is the account's username");
+  const secret = checkedString("msmtp configuration", "password", password, /^[A-Za-z0-9_-]{32}$/, "a password the panel made");
+  checkedInteger("msmtp configuration", "port", port, 1, 65535);
+  // Loopback to this machine's own submission service: its certificate names the machine's mail
+  // host, not 127.0.0.1, and no one is between the two ends to check it against.
+  return `# Written by the hosting panel: PHP's mail() sends through this, as ${login} (docs/email.md "PHP's mail()").
+defaults
+auth on
+tls on
+tls_starttls on
+tls_certcheck off
+account default
+host 127.0.0.1
+port ${port}
+user ${login}
+password ${secret}
+`;
+}
+
+/**
+ * The account's PHP login, made when it has none here: a random password in HOME/.msmtprc (its
+ * Linux user's, 0400, in the home, which is root's: outside every web root, and no link can be
+ * planted in its place), its hash in DATA_DIR/mail-php/<username> (root's), which every rebuild
+ * renders as a passwd-file line. A move's target or a restored machine makes a new one.
+ */
+async function ensurePhpLogin(username: string, owner: { uid: number; gid: number }): Promise<void> {
+  const homes = await openTrustedDirectory(env().homeRoot);
+  if (!homes) throw new Error(`no directory ${env().homeRoot} for the homes`);
+  try {
+    const home = await openDirectoryIn(homes, username);
+    if (!home) throw new Error(`no home for ${username}`);
+    try {
+      const present = await openFileIn(home, PHP_MAIL_CONFIG);
+      await present?.close();
+      if (present && (await readIfExists(phpLoginHashFile(username))) !== null) return;
+      const password = randomBytes(24).toString("base64url");
+      await writeFileIn(home, PHP_MAIL_CONFIG, renderMsmtpConfig(username, password, env().mail!.submissionPort), { ...owner, mode: 0o400 });
+      await fs.mkdir(path.dirname(phpLoginHashFile(username)), { recursive: true, mode: 0o700 });
+      await writeAtomically(phpLoginHashFile(username), `${mailboxPasswordHash(password)}\n`, 0o600);
+    } finally {
+      await home.close();
+    }
+  } finally {
+    await homes.close();
+  }
 }
 
 // ---- DKIM keys ----
@@ -498,6 +582,7 @@ export async function applyAccountMail(input: { username: string; suspended: boo
       await assertPanelUser(input.username);
       const user = (await linuxPasswdEntries()).get(input.username)!;
       await prepareMailFolder(input.username, { uid: user.uid, gid: user.gid });
+      await ensurePhpLogin(input.username, { uid: user.uid, gid: user.gid });
     }
     const before = await keepState(input.username, input.suspended, input.held === true, input.mail);
     if (before === false) return null;
@@ -527,6 +612,10 @@ export async function applyAccountMail(input: { username: string; suspended: boo
 /** Termination and a move's last step on its source: the account's mail is served here no more (its maildirs go with its home). */
 export async function removeAccountMail(input: { username: string }): Promise<void> {
   await applyAccountMail({ username: input.username, suspended: false, mail: null });
+  if (!mailServerEnabled()) return;
+  // Its PHP login (its line went with the rebuild; HOME/.msmtprc goes with the home) and its counts.
+  await fs.rm(phpLoginHashFile(checkedString(RENDERER, "username", input.username, PHP_LOGIN, "a username")), { force: true });
+  await forgetSending(input);
 }
 
 /**
@@ -544,7 +633,10 @@ export async function applyAllMail(accounts: { username: string; suspended: bool
       try {
         const user = users.get(account.username);
         // Another's user of that name gets no mail folder; rebuild() serves it nothing.
-        if (hasMail(account.mail) && user && marked.has(account.username)) await prepareMailFolder(account.username, { uid: user.uid, gid: user.gid });
+        if (hasMail(account.mail) && user && marked.has(account.username)) {
+          await prepareMailFolder(account.username, { uid: user.uid, gid: user.gid });
+          await ensurePhpLogin(account.username, { uid: user.uid, gid: user.gid });
+        }
         await keepState(account.username, account.suspended, account.held === true, account.mail);
       } catch (error) {
         console.error(`[mail] ${account.username}:`, (error as Error).message);

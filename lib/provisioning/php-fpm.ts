@@ -4,7 +4,7 @@ import path from "node:path";
 import { env } from "@/lib/env";
 import { validationError } from "@/lib/errors";
 import { fastcgiGet } from "./fastcgi";
-import { PHP_SETTING_MAXIMA, type PhpSettings } from "./rules";
+import { MSMTP_BINARY, PHP_MAIL_CONFIG, PHP_SETTING_MAXIMA, type PhpSettings } from "./rules";
 import { checkedAbsolutePath, checkedInteger, checkedLinuxName, checkedPathInside, refuseRenderedValue } from "./render-checks";
 import { makeDirectories, readIfExists, runCommand, writeAtomically } from "./system";
 
@@ -167,6 +167,10 @@ function renderPoolSettings(unchecked: Pool, socket: string, roots: PoolRoots): 
     `php_admin_value[max_execution_time] = ${settings.max_execution_time_s}`,
     `php_admin_value[max_input_vars] = ${settings.max_input_vars}`,
     `php_admin_flag[display_errors] = ${settings.display_errors ? "on" : "off"}`,
+    // mail() goes out through the machine's submission service with the account's own login, so it
+    // is counted against the plan's limits and may use only the account's domains (docs/email.md
+    // "PHP's mail()"); Postfix's sendmail is not the customer's (authorized_submit_users).
+    `php_admin_value[sendmail_path] = ${MSMTP_BINARY} -C ${path.posix.join(pool.home, PHP_MAIL_CONFIG)} --read-envelope-from -t`,
     // The customer's own error log (HOME/logs/, made by createHome), not the server's.
     "php_admin_flag[log_errors] = on",
     `php_admin_value[error_log] = ${pool.home}/logs/php-error.log`,

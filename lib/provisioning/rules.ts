@@ -118,6 +118,14 @@ export const TARGET_ADDRESS = /^(?!.*\.\.)[a-z0-9](?:[a-z0-9._+=-]{0,62}[a-z0-9_
 export const MAX_TARGETS = 50;
 export const MAX_QUOTA_MB = 1_000_000;
 
+/**
+ * The account's PHP login's msmtp configuration, in its home (root's: no web root, no link the
+ * customer can plant); PHP-FPM's sendmail_path names it (docs/email.md "PHP's mail()").
+ */
+export const PHP_MAIL_CONFIG = ".msmtprc";
+/** The program PHP's mail() runs (Debian's msmtp). */
+export const MSMTP_BINARY = "/usr/bin/msmtp";
+
 /** A DKIM selector the panel makes (a DNS label: `<selector>._domainkey.<domain>`, and a key file's name). */
 export const DKIM_SELECTOR = /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 

@@ -32,6 +32,8 @@ export interface MailServers {
   imapPort: number;
   pop3Port: number;
   env: Record<string, string>;
+  /** Postfix's config_directory (`sendmail -C` takes it). */
+  postfixConfigDir: string;
   /** Postfix's and Dovecot's logs, for a failing test's message. */
   logs(): string;
   stop(): Promise<void>;
@@ -96,7 +98,7 @@ tlsmgr    unix  -       -       n       1000?   1       tlsmgr
  * connection's start), SASL authentication required, the sender one the login owns, rspamd as its
  * milter. Docs/email.md "Sending" has the machine's copy.
  */
-function submissionService(address: string, implicit: boolean, rspamdPort: number): string {
+function submissionService(address: string, implicit: boolean, rspamdPort: number, policySocket: string): string {
   return [
     `${address} inet n - n - - smtpd`,
     `  -o syslog_name=postfix/${implicit ? "smtps" : "submission"}`,
@@ -107,6 +109,8 @@ function submissionService(address: string, implicit: boolean, rspamdPort: numbe
     "  -o smtpd_client_restrictions=permit_sasl_authenticated,reject",
     "  -o smtpd_sender_restrictions=reject_sender_login_mismatch",
     "  -o smtpd_relay_restrictions=permit_sasl_authenticated,reject",
+    // The sending limits (docs/email.md "Sending limits"): the panel's policy service, at DATA.
+    `  -o smtpd_data_restrictions=check_policy_service,unix:${policySocket}`,
     `  -o smtpd_milters=inet:127.0.0.1:${rspamdPort}`,
     "",
   ].join("\n");
@@ -164,7 +168,11 @@ sign_inbound = false;
 use_domain = "header";
 use_esld = false;
 allow_hdrfrom_mismatch = false;
-allow_username_mismatch = false;
+# The login may be an account's PHP login (no domain in it): Postfix already refused an envelope
+# the login's account does not own, and the From header must be the envelope's domain (above), so
+# what is signed is the account's own. An empty envelope is never signed (no owner to check).
+allow_username_mismatch = true;
+allow_envfrom_empty = false;
 try_fallback = false;
 selector_map = "${mapsDir}/dkim_selectors";
 path = "${mapsDir}/dkim/$domain.$selector.key";
@@ -213,11 +221,16 @@ export async function startMailServers(root: string): Promise<MailServers> {
     rspamd: path.join(root, "rspamd"),
     rspamdDb: path.join(root, "rspamd-db"),
     rspamdRun: path.join(root, "rspamd-run"),
+    policy: path.join(root, "policy"),
   };
   for (const dir of Object.values(dirs)) fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
   fs.chmodSync(dirs.maps, 0o755);
   execFileSync("chown", ["postfix", dirs.data]);
   execFileSync("chown", ["_rspamd:_rspamd", dirs.rspamdDb, dirs.rspamdRun]);
+  // The panel's policy socket: Postfix's (and root's) alone, as /var/spool/postfix/private is.
+  execFileSync("chown", ["root:postfix", dirs.policy]);
+  fs.chmodSync(dirs.policy, 0o750);
+  const policySocket = path.join(dirs.policy, "hosting-panel-policy");
   // The machine's certificate for its mail host name (self-signed here: swaks does not verify).
   const tlsKey = path.join(root, "mail-key.pem");
   const tlsCert = path.join(root, "mail-cert.pem");
@@ -266,13 +279,16 @@ export async function startMailServers(root: string): Promise<MailServers> {
       `maillog_file_prefixes = ${root}`,
       `maillog_file = ${maillog}`,
       "smtputf8_enable = no",
+      // Only root and Postfix may use sendmail (docs/email.md "Configuration"): a customer's
+      // process sends through the submission service with its own login, counted.
+      "authorized_submit_users = root, postfix",
       "biff = no",
       "",
     ].join("\n"),
   );
   fs.writeFileSync(
     path.join(dirs.postfix, "master.cf"),
-    `127.0.0.1:${smtpPort} inet n - n - - smtpd\n${submissionService(`127.0.0.1:${submissionPort}`, false, rspamdPort)}${submissionService(`127.0.0.1:${smtpsPort}`, true, rspamdPort)}${MASTER_SERVICES}`,
+    `127.0.0.1:${smtpPort} inet n - n - - smtpd\n${submissionService(`127.0.0.1:${submissionPort}`, false, rspamdPort, policySocket)}${submissionService(`127.0.0.1:${smtpsPort}`, true, rspamdPort, policySocket)}${MASTER_SERVICES}`,
   );
   const postmap = ["postmap", "-c", dirs.postfix];
   for (const name of ["virtual_domains", "virtual_mailboxes", "virtual_aliases", "sender_logins", "moving_domains"]) {
@@ -421,7 +437,10 @@ service lmtp {
       MAIL_KICK_COMMAND: `doveadm -c ${dovecotConf} kick`,
       MAIL_DOVEADM_COMMAND: `doveadm -c ${dovecotConf}`,
       MAIL_DOVECOT_GROUP: "dovecot",
+      MAIL_POLICY_SOCKET: policySocket,
+      MAIL_SUBMISSION_PORT: String(submissionPort),
     },
+    postfixConfigDir: dirs.postfix,
     logs,
     stop,
   };

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Connection } from "@/db/client";
-import { metricNetworkSamples, metricSamples, nodeJobs, nodes } from "@/db/schema";
+import { eq } from "drizzle-orm";
+import { hostingAccounts, metricNetworkSamples, metricSamples, nodeJobs, nodes } from "@/db/schema";
 import { createAccount } from "@/lib/accounts/service";
 import type { AccountBackupStatus } from "@/lib/backups/schemas";
 import { queryMetricsOverRange } from "@/lib/metrics/service";
@@ -72,7 +73,7 @@ describe("what needs the admin now", () => {
         backup("longago", { last_error: "restic: repository locked", last_failure_at: new Date(now - 4 * 86_400_000).toISOString() }),
         backup("recovered", { last_error: null, last_failure_at: new Date(now - 8 * 3600_000).toISOString(), last_success_at: new Date(now - 3600_000).toISOString() }),
       ],
-      [{ account_id: 9, username: "flagged", error: "nginx -t refused the site" }],
+      [{ account_id: 9, username: "flagged", reason: "node_sync", error: "nginx -t refused the site" }],
       now,
     );
     assert.deepEqual(
@@ -125,7 +126,12 @@ for (const backend of testBackends()) {
       ]) {
         await db.insert(nodeJobs).values(row);
       }
-      assert.deepEqual(await flaggedAccounts(db), [{ account_id: failed.id, username: "failedjob", error: "the site's test failed" }]);
+      assert.deepEqual(await flaggedAccounts(db), [{ account_id: failed.id, username: "failedjob", reason: "node_sync", error: "the site's test failed" }]);
+      // An account its machine flagged for its sending limits is listed too, until the flag is lifted.
+      const sender = await createAccount(db, { username: "zsender", domain: "zsender.example" }, actor);
+      await db.update(hostingAccounts).set({ mailFlaggedAt: new Date() }).where(eq(hostingAccounts.id, sender.id));
+      assert.deepEqual((await flaggedAccounts(db)).map((item) => [item.username, item.reason]), [["failedjob", "node_sync"], ["zsender", "mail_limits"]]);
+      await db.update(hostingAccounts).set({ mailFlaggedAt: null }).where(eq(hostingAccounts.id, sender.id));
     });
 
     test("metrics over a range: buckets of the machine's own samples, networks as bit/s without loopback", async () => {

@@ -4,12 +4,15 @@ import { managerOf } from "@/lib/accounts/manager";
 import { accountLifecycleOperations } from "@/lib/accounts/operations";
 import { getAccount, updateAccountAdminFields } from "@/lib/accounts/service";
 import { actorOf } from "@/lib/auth/authenticate";
+import { accountMailSending } from "@/lib/email/sending";
 import { withApiKey } from "@/lib/http/with-api-key";
 
-// GET /api/admin/accounts/{id} — one account
-export const GET = withApiKey(accountLifecycleOperations.get, async ({ principal, params }) =>
-  getAccount(await getDb(), params.id, managerOf(principal)),
-);
+// GET /api/admin/accounts/{id} — one account, with its outgoing mail's flag and counts
+export const GET = withApiKey(accountLifecycleOperations.get, async ({ principal, params }) => {
+  const db = await getDb();
+  const account = await getAccount(db, params.id, managerOf(principal));
+  return { ...account, mail: await accountMailSending(db, params.id) };
+});
 
 // PUT /api/admin/accounts/{id} — change plan, email, profile, SSH access, reseller (admin keys)
 export const PUT = withApiKey(accountLifecycleOperations.update, async ({ principal, params, body }) =>

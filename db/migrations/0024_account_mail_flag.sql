@@ -1,0 +1,1 @@
+ALTER TABLE "hosting_accounts" ADD COLUMN "mail_flagged_at" timestamp with time zone;
