@@ -468,3 +468,15 @@ export async function deleteAlias(db: Database, accountId: number, id: number): 
     return { message: `Alias ${row.address} removed` };
   });
 }
+
+// ---- What a customer's mail client is told (DESIGN.md "Email" mail_settings, docs/email.md "Sending") ----
+
+/**
+ * The servers and ports a mail client takes for a mailbox of `domain`: the host its MX names
+ * (mail.<domain>, whose A record follows the account's machine), IMAP and POP3 over TLS,
+ * submission on 587 (STARTTLS) and 465 (implicit TLS).
+ */
+export function mailClientSettings(domain: string) {
+  const host = mailHostOf(domain);
+  return { imap: { host, port: 993, tls: true }, pop3: { host, port: 995, tls: true }, smtp: { host, ports: [587, 465] } };
+}
