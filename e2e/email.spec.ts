@@ -1,4 +1,4 @@
-import { expect, type Page, test } from "@playwright/test";
+import { expect as baseExpect, type Page, test } from "@playwright/test";
 import { api, screenshot, signIn, state } from "./support";
 
 // An account's Email tab (issue 39 for email): a mail domain, a mailbox and an alias made through
@@ -7,12 +7,22 @@ import { api, screenshot, signIn, state } from "./support";
 // runs no mail server (MAIL_SERVER is off), the notice saying how to run one. On an account of its
 // own, `postie`, on a plan of its own made through the plan form; nothing here touches alice.
 
+// Each change applies the account's mail before it answers, and a mailbox's password is hashed
+// first: on a loaded machine that takes more than expect's default 5 s.
+const expect = baseExpect.configure({ timeout: 20_000 });
+
 const PASSWORD = "a long mailbox secret";
 let postie: number;
 const tab = () => `${state().baseUrl}/admin/accounts/${postie}/email`;
 const section = (page: Page, name: string) => page.getByRole("region", { name });
 
+// Once per server (a worker started again after a failure finds postie made).
 test.beforeAll(async () => {
+  const found = (await (await api("/api/admin/accounts?search=postie", state().adminKey)).json()).find((one: { username: string }) => one.username === "postie");
+  if (found) {
+    postie = found.id;
+    return;
+  }
   const created = await api("/api/admin/accounts", state().adminKey, undefined, {
     method: "POST",
     body: { username: "postie", domain: "postie.example" },
@@ -31,8 +41,8 @@ test.beforeEach(async ({ page }) => {
 test("the plan's mail limits are shown on the tab, and this server says how to run a mail server", async ({ page }) => {
   // A plan with the four mail fields, through the plan form.
   await page.goto(`${state().baseUrl}/admin/plans/create`);
-  await page.getByLabel("Name").fill("Mail-e2e");
-  await page.getByLabel("Mailboxes").fill("3");
+  await page.getByLabel("Name", { exact: true }).fill("Mail-e2e");
+  await page.getByLabel("Mailboxes", { exact: true }).fill("3");
   await page.getByLabel("Mail quota, all mailboxes (MB)").fill("2000");
   await page.getByLabel(/^Mail sent per hour/).fill("100");
   await page.getByLabel(/^Mail sent per day/).fill("1000");
@@ -56,6 +66,8 @@ test("the plan's mail limits are shown on the tab, and this server says how to r
 });
 
 test("a mail domain, a mailbox and an alias made through the tab are listed; refusals at their fields; changed; deleted", async ({ page }) => {
+  // Some twenty changes, each applied before it answers.
+  test.setTimeout(300_000);
   await page.goto(tab());
   const domains = section(page, "Mail domains");
   await expect(domains).toContainText("No mail domains yet");
@@ -192,7 +204,7 @@ test("a dismissed confirmation deletes nothing", async ({ page }) => {
   await page.goto(tab());
   await section(page, "Mailboxes").getByRole("button", { name: "Delete kept@postie.example" }).click();
   await expect(section(page, "Mailboxes").locator("tbody tr").filter({ hasText: "kept@postie.example" })).toHaveCount(1);
-  expect((await (await api("/api/client/email/mailboxes", state().adminKey, "postie")).json()).map((one: { address: string }) => one.address)).toEqual([
+  expect((await (await api("/api/client/email/mailboxes", state().adminKey, "postie")).json()).map((one: { address: string }) => one.address)).toContain(
     "kept@postie.example",
-  ]);
+  );
 });
