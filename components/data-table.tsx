@@ -9,6 +9,9 @@ import { useEffect, useState, useTransition } from "react";
 // back keep them. A list whose search box may receive a secret (the API keys) passes
 // `privateSearch`: a term it recognises is searched through a POST (a server action) and never
 // put in the URL, and a term already in it is dropped from there.
+// A page with more than one list names each (`name`): its URL keys become `<name>_search`,
+// `<name>_page` and `<name>_per_page` (lib/list-query.ts listQueryFromUrl reads them so), and its
+// controls' ids carry the name, so two lists never move each other.
 // On a narrow screen each row is drawn as a card of "label: value" lines (globals.css), so
 // every column, the row's actions included, is on the screen without scrolling sideways.
 
@@ -37,6 +40,7 @@ export function DataTable<Row>({
   searchLabel,
   empty,
   privateSearch,
+  name,
 }: {
   columns: ColumnDef<Row, unknown>[];
   rows: Row[];
@@ -47,7 +51,11 @@ export function DataTable<Row>({
   searchLabel: string;
   empty: React.ReactNode;
   privateSearch?: PrivateSearch<Row>;
+  /** The list's name when the page has more than one (see above). */
+  name?: string;
 }) {
+  const key = (param: string) => (name ? `${name}_${param}` : param);
+  const controlId = (control: string) => (name ? `${name}-${control}` : control);
   const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
@@ -62,9 +70,9 @@ export function DataTable<Row>({
 
   function navigate(changes: Record<string, string>, how: "push" | "replace" = "push") {
     const next = new URLSearchParams(params.toString());
-    for (const [key, value] of Object.entries(changes)) {
-      if (value === "") next.delete(key);
-      else next.set(key, value);
+    for (const [param, value] of Object.entries(changes)) {
+      if (value === "") next.delete(key(param));
+      else next.set(key(param), value);
     }
     const href = next.size ? `${pathname}?${next.toString()}` : pathname;
     if (how === "replace") router.replace(href);
@@ -98,12 +106,12 @@ export function DataTable<Row>({
     <div>
       <div className="table-tools">
         <div className="field" style={{ flex: 1, marginBottom: 0 }}>
-          <label htmlFor="table-search">{searchLabel}</label>
-          <input id="table-search" type="search" autoComplete="off" value={query} onChange={(event) => setQuery(event.target.value)} />
+          <label htmlFor={controlId("table-search")}>{searchLabel}</label>
+          <input id={controlId("table-search")} type="search" autoComplete="off" value={query} onChange={(event) => setQuery(event.target.value)} />
         </div>
         <div className="field" style={{ marginBottom: 0 }}>
-          <label htmlFor="table-page-size">Rows per page</label>
-          <select id="table-page-size" value={perPage} onChange={(event) => navigate({ per_page: event.target.value, page: "1" })}>
+          <label htmlFor={controlId("table-page-size")}>Rows per page</label>
+          <select id={controlId("table-page-size")} value={perPage} onChange={(event) => navigate({ per_page: event.target.value, page: "1" })}>
             {PAGE_SIZES.map((size) => (
               <option key={size} value={size}>
                 {size === 0 ? "All" : size}

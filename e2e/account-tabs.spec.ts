@@ -13,6 +13,7 @@ const TABS: [label: string, path: string, heading: string][] = [
   ["Database users", "/database-users", "Database users of “alice”"],
   ["DNS", "/dns", "DNS records of “alice”"],
   ["Cron", "/cron-jobs", "Cron jobs of “alice”"],
+  ["Email", "/email", "Email of “alice”"],
   ["Files & SSH", "/files-ssh", "Files & SSH of “alice”"],
   ["PHP", "/php", "PHP of “alice”"],
   ["Certificates", "/certificates", "Certificates of “alice”"],

@@ -17,9 +17,13 @@ export const listQuerySchema = z.object({
 export type ListQuery = z.input<typeof listQuerySchema>;
 export type ListPage<Row> = { rows: Row[]; total: number };
 
-/** A page's query from the URL; a malformed one falls back to the first page, unfiltered. */
-export function listQueryFromUrl(searchParams: Record<string, string | string[] | undefined>) {
-  const parsed = listQuerySchema.safeParse(searchParams);
+/**
+ * A page's query from the URL; a malformed one falls back to the first page, unfiltered. `name`:
+ * the list's, on a page with more than one (its keys are `<name>_search`…, components/data-table.tsx).
+ */
+export function listQueryFromUrl(searchParams: Record<string, string | string[] | undefined>, name?: string) {
+  const own = name ? Object.fromEntries(["search", "page", "per_page"].map((param) => [param, searchParams[`${name}_${param}`]])) : searchParams;
+  const parsed = listQuerySchema.safeParse(own);
   return parsed.success ? parsed.data : listQuerySchema.parse({});
 }
 

@@ -7,11 +7,11 @@ import { mailHostOf, type MailSettings } from "./schemas";
 // `mail_settings`). The host is the name the zone's MX points at (docs/email.md "DNS"): its A
 // record follows the account's machine, as the apex's does, so it stays right through a move.
 
-const settingsFor = (host: string): MailSettings => ({
-  imap: { host, port: 993, tls: true },
-  pop3: { host, port: 995, tls: true },
-  smtp: { host, ports: [587, 465] },
-});
+/** The servers and ports a mail client takes for a mailbox of `domain`: IMAP and POP3 over TLS, submission on 587 (STARTTLS) and 465. */
+export const mailClientSettings = (domain: string): MailSettings => {
+  const host = mailHostOf(domain);
+  return { imap: { host, port: 993, tls: true }, pop3: { host, port: 995, tls: true }, smtp: { host, ports: [587, 465] } };
+};
 
 /**
  * Each account's mail settings, by id. The host is mail.<domain> of the account's main domain when
@@ -28,7 +28,7 @@ export async function mailSettingsOf(db: Queryable, accounts: { id: number; doma
     accounts.map((account) => {
       const own = byAccount.get(account.id) ?? [];
       const domain = own.length === 0 || own.includes(account.domain) ? account.domain : own[0];
-      return [account.id, settingsFor(mailHostOf(domain))];
+      return [account.id, mailClientSettings(domain)];
     }),
   );
 }

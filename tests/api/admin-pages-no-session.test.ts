@@ -13,6 +13,7 @@ import { createCronJob, listCronJobs } from "@/lib/cron/service";
 import { assignDatabase, createDatabase, createDatabaseUser, listDatabases, listDatabaseUsers } from "@/lib/databases/service";
 import { createDnsRecord, getDnsRecordOrThrow } from "@/lib/dns/service";
 import { createDomain, listDomains } from "@/lib/domains/service";
+import { createAlias, createMailbox, listAliases, listMailboxes, listMailDomains } from "@/lib/email/service";
 import { getPhpSettings } from "@/lib/php-settings/service";
 import { addPhpVersion } from "@/lib/php/service";
 import { createPlan } from "@/lib/plans/service";
@@ -53,7 +54,10 @@ async function seed(db: Database) {
     seedActor,
   );
   const php = await addPhpVersion(db, { version: "7.9" }, seedActor);
-  return { ...tenants, plan, account, php };
+  // The Email tab's lists (and a mailbox's edit page): an address and a target no answer may carry.
+  const mailbox = await createMailbox(db, account.id, { address: `box-${UNIQUE}@${UNIQUE}.example`, password: "a long enough password", quota_mb: 10, enabled: true });
+  await createAlias(db, account.id, { address: `alias-${UNIQUE}@${UNIQUE}.example`, targets: [`far-${UNIQUE}@example.net`] });
+  return { ...tenants, plan, account, php, mailbox };
 }
 
 type Seed = Awaited<ReturnType<typeof seed>>;
@@ -67,6 +71,7 @@ function fillRoute(template: string, seeded: Seed): string {
     "php-versions": seeded.php.id,
     "api-keys": seeded.adminKey.id,
     admins: seeded.admin.id,
+    mailboxes: seeded.mailbox.id,
   };
   const parts = template.split("/");
   return parts.map((part, index) => (/^\[.+\]$/.test(part) ? String(ids[parts[index - 1]] ?? 1) : part)).join("/");
@@ -87,6 +92,9 @@ function secretsOf(seeded: Seed): string[] {
     seeded.account.domain,
     seeded.plan.name,
     "owner-" + UNIQUE,
+    `box-${UNIQUE}`,
+    `alias-${UNIQUE}`,
+    `far-${UNIQUE}`,
     "admin@example.com",
     "res1",
     os.release(),
@@ -270,7 +278,10 @@ async function seedActions(db: Database) {
   const guarded = await createAdminUser(db, { email: `guarded-${ACTION_UNIQUE}@example.com`, password: "a long enough password" }, seedActor);
   const { secret } = await beginTwoFactorSetup(db, guarded.id);
   await confirmTwoFactorSetup(db, guarded.id, { code: TOTP_OF(secret).generate() });
-  return { ...tenants, account, extraDomain, database, user, record, job, guarded, secret };
+  const mailbox = await createMailbox(db, account.id, { address: `kept@${account.domain}`, password: "a long enough password", quota_mb: 10, enabled: true });
+  const alias = await createAlias(db, account.id, { address: `alias@${account.domain}`, targets: [mailbox.address] });
+  const [mailDomain] = await listMailDomains(db, account.id);
+  return { ...tenants, account, extraDomain, database, user, record, job, guarded, secret, mailbox, alias, mailDomain };
 }
 type ActionSeed = Awaited<ReturnType<typeof seedActions>>;
 
@@ -283,6 +294,7 @@ function fillActionRoute(template: string, seeded: ActionSeed): string {
     "cron-jobs": seeded.job.id,
     admins: seeded.guarded.id,
     "api-keys": seeded.adminKey.id,
+    mailboxes: seeded.mailbox.id,
   };
   const parts = template.split("/");
   return parts.map((part, index) => (/^\[.+\]$/.test(part) ? String(ids[parts[index - 1]] ?? 1) : part)).join("/");
@@ -313,6 +325,13 @@ function argumentsOf(name: string, seeded: ActionSeed): unknown[] {
     resetAdminTwoFactorAction: [seeded.guarded.id],
     renewRecoveryCodesAction: [{ password: "a long enough password", code: TOTP_OF(seeded.secret).generate() }],
     cancelTwoFactorSetupAction: [],
+    createMailDomainAction: [account, { domain: seeded.extraDomain.domain }],
+    rotateDkimKeyAction: [account, seeded.mailDomain.id],
+    createMailboxAction: [account, { address: `made@${seeded.account.domain}`, password: "a long enough password", quota_mb: 10 }],
+    updateMailboxAction: [account, seeded.mailbox.id, { password: "another long password", quota_mb: 5, enabled: false }],
+    deleteMailboxAction: [account, seeded.mailbox.id],
+    createAliasAction: [account, { address: `made@${seeded.account.domain}`, targets: [seeded.mailbox.address] }],
+    deleteAliasAction: [account, seeded.alias.id],
   };
   return calls[name] ?? [account];
 }
@@ -377,6 +396,9 @@ for (const backend of testBackends()) {
         assert.equal((await getPhpSettings(db, account.id)).memory_limit_mb, 256);
         assert.equal((await getAccount(db, account.id)).status, "active");
         assert.deepEqual(await twoFactorStatus(db, guarded.id), { enabled: true, recoveryCodesLeft: 10 });
+        assert.deepEqual((await listMailDomains(db, account.id)).map((one) => [one.id, one.dkim.keys.length]), [[env.seed.mailDomain.id, 0]]);
+        assert.deepEqual((await listMailboxes(db, account.id)).map((one) => [one.id, one.quota_mb, one.enabled]), [[env.seed.mailbox.id, 10, true]]);
+        assert.deepEqual((await listAliases(db, account.id)).map((one) => [one.id, one.targets]), [[env.seed.alias.id, [env.seed.mailbox.address]]]);
       } finally {
         await connection.close();
       }

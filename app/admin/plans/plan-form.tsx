@@ -15,8 +15,8 @@ const quotas = [
   { name: "max_cron_jobs", label: "Cron jobs" },
   { name: "mailboxes", label: "Mailboxes" },
   { name: "mail_quota_mb", label: "Mail quota, all mailboxes (MB)" },
-  { name: "mail_per_hour", label: "Mail sent per hour (kept, not enforced yet)" },
-  { name: "mail_per_day", label: "Mail sent per day (kept, not enforced yet)" },
+  { name: "mail_per_hour", label: "Mail sent per hour (recipients, per account)" },
+  { name: "mail_per_day", label: "Mail sent per day (recipients, per account)" },
 ] as const;
 
 /** Create and edit of a plan: its name and quotas (empty = unlimited). */

@@ -63,6 +63,7 @@ export async function AccountHeader({
         <TabLink href={paths.databaseUsers}>Database users</TabLink>
         <TabLink href={paths.dns}>DNS</TabLink>
         <TabLink href={paths.cronJobs}>Cron</TabLink>
+        <TabLink href={paths.email}>Email</TabLink>
         <TabLink href={paths.filesAndSsh}>Files &amp; SSH</TabLink>
         <TabLink href={paths.php}>PHP</TabLink>
         <TabLink href={paths.certificates}>Certificates</TabLink>

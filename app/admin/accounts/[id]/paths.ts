@@ -11,6 +11,7 @@ export const accountPaths = (accountId: number) => {
     databaseUsers: `${base}/database-users`,
     dns: `${base}/dns`,
     cronJobs: `${base}/cron-jobs`,
+    email: `${base}/email`,
     filesAndSsh: `${base}/files-ssh`,
     php: `${base}/php`,
     certificates: `${base}/certificates`,
