@@ -3,19 +3,15 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, describe, test } from "node:test";
-import { createUser } from "@nats-io/nkeys";
 import { and, eq } from "drizzle-orm";
 import type { Database } from "@/db/client";
 import { dnsRecords, mailDkimKeys } from "@/db/schema";
 import { createAccount } from "@/lib/accounts/service";
-import { PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import type { Actor } from "@/lib/audit/service";
 import { DKIM_RETIRED_KEEP_MS, sweepRetiredDkimKeys } from "@/lib/email/dkim";
 import { createMailDomain, rotateDkimKey } from "@/lib/email/service";
-import { createNodeSchema, joinNodeSchema } from "@/lib/nodes/schemas";
-import { createNode, joinNode, recordHeartbeat } from "@/lib/nodes/service";
 import { createTestDatabase, testBackends } from "../support/database";
-import { useStandInNodes } from "../support/stand-in-agent";
+import { beatStandInNodes, joinStandInNodes, useStandInNodes } from "../support/stand-in-agent";
 
 // What the panel stores about DKIM keys (docs/email.md "DKIM"), with a stand-in node answering
 // for the machine (tests/support/stand-in-agent.ts): a mail domain's first key signs at once and is
@@ -43,9 +39,8 @@ for (const backend of testBackends()) {
       const database = await createTestDatabase(backend);
       const connection = await database.open();
       try {
-        const created = await createNode(connection.db, createNodeSchema.parse({ name: "n2", ipv4: "192.0.2.2" }), admin);
-        await joinNode(connection.db, joinNodeSchema.parse({ token: created.enrolment_token, public_key: createUser().getPublicKey(), agent_version: "0.0.1", protocol: PROTOCOL_VERSION }));
-        await recordHeartbeat(connection.db, "n2", { agent_version: "0.0.1", protocol: PROTOCOL_VERSION, disk: null, load: [0, 0, 0] });
+        await joinStandInNodes(connection.db, { n2: "192.0.2.2" });
+        await beatStandInNodes(connection.db, ["n2"]);
         await run(connection.db);
       } finally {
         await connection.close();

@@ -3,22 +3,19 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, describe, test } from "node:test";
-import { createUser } from "@nats-io/nkeys";
 import { and, eq } from "drizzle-orm";
 import type { Database } from "@/db/client";
 import { accountMoves, dnsRecords, domains, nodeJobs, nodes } from "@/db/schema";
 import { createAccount, getAccount } from "@/lib/accounts/service";
-import { type Job, PROTOCOL_VERSION } from "@/lib/agent/protocol";
+import type { Job } from "@/lib/agent/protocol";
 import type { Actor } from "@/lib/audit/service";
 import { createDnsRecordBodySchema } from "@/lib/dns/schemas";
 import { createDnsRecord, updateDnsRecord } from "@/lib/dns/service";
 import { advanceMoves } from "@/lib/moves/driver";
 import { drainNodeSchema, startMoveSchema } from "@/lib/moves/schemas";
 import { cancelMove, drainNode, startMove } from "@/lib/moves/service";
-import { createNodeSchema, joinNodeSchema } from "@/lib/nodes/schemas";
-import { createNode, joinNode, recordHeartbeat } from "@/lib/nodes/service";
 import { createTestDatabase, testBackends } from "../support/database";
-import { useStandInNodes } from "../support/stand-in-agent";
+import { beatStandInNodes, joinStandInNodes, useStandInNodes } from "../support/stand-in-agent";
 
 // Issue 37, item 1 — what a move stores about DNS, with stand-in nodes (tests/support/stand-in-agent.ts):
 // a queued move lowers the account's records that name its node to MOVE_DNS_TTL (60 s) and keeps
@@ -40,7 +37,6 @@ Object.assign(process.env, {
 for (const name of ["DATABASE_URL", "MYSQL_PROVISION_URL", "WEB_SERVER", "SYSTEM_USERS", "SSH_SERVER", "NATS_AUTH_FILE", "NATS_RELOAD_COMMAND", "MOVE_DNS_TTL"]) delete process.env[name];
 
 const admin: Actor = { type: "cli" };
-const heartbeat = { agent_version: "0.0.1", protocol: PROTOCOL_VERSION, disk: null, load: [0, 0, 0] };
 const [N2, N3] = ["192.0.2.2", "192.0.2.3"];
 
 const agent = useStandInNodes(scratch);
@@ -54,10 +50,7 @@ for (const backend of testBackends()) {
       const database = await createTestDatabase(backend);
       const connection = await database.open();
       try {
-        for (const [name, ipv4] of [["n2", N2], ["n3", N3]]) {
-          const created = await createNode(connection.db, createNodeSchema.parse({ name, ipv4 }), admin);
-          await joinNode(connection.db, joinNodeSchema.parse({ token: created.enrolment_token, public_key: createUser().getPublicKey(), agent_version: "0.0.1", protocol: PROTOCOL_VERSION }));
-        }
+        await joinStandInNodes(connection.db, { n2: N2, n3: N3 });
         await run(connection.db);
       } finally {
         agent().refuseWhen(() => null);
@@ -66,7 +59,7 @@ for (const backend of testBackends()) {
       }
     }
 
-    const beat = (db: Database) => Promise.all(["n2", "n3"].map((name) => recordHeartbeat(db, name, heartbeat)));
+    const beat = (db: Database) => beatStandInNodes(db, ["n2", "n3"]);
     const moveOf = async (db: Database, accountId: number) => (await db.select().from(accountMoves).where(eq(accountMoves.accountId, accountId))).at(-1)!;
     const ttlsOf = async (db: Database, domainId: number) =>
       Object.fromEntries((await db.select().from(dnsRecords).where(and(eq(dnsRecords.domainId, domainId), eq(dnsRecords.type, "A")))).map((record) => [record.name, record.ttl]));

@@ -4,9 +4,13 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { after, before } from "node:test";
+import { createUser } from "@nats-io/nkeys";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { decodeMessage, encodeMessage, type Job } from "@/lib/agent/protocol";
+import type { Database, Queryable } from "@/db/client";
+import { decodeMessage, encodeMessage, type Job, PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import { closePanelBus } from "@/lib/nodes/bus";
+import { createNodeSchema, joinNodeSchema } from "@/lib/nodes/schemas";
+import { createNode, joinNode, recordHeartbeat } from "@/lib/nodes/service";
 import { freePort } from "./server";
 
 // Nodes for tests of what the panel stores and decides, in the test's own process: a NATS server
@@ -157,3 +161,17 @@ export function useStandInNodes(root: string): () => StandInAgent {
   });
   return () => agent!;
 }
+
+/** A heartbeat as a stand-in node sends it: this panel's protocol, nothing measured. */
+export const standInHeartbeat = { agent_version: "0.0.1", protocol: PROTOCOL_VERSION, disk: null, load: [0, 0, 0] };
+
+/** The nodes `addresses` (name → IPv4) made and joined as their agents would join, each with a key of its own. */
+export async function joinStandInNodes(db: Database, addresses: Record<string, string>): Promise<void> {
+  for (const [name, ipv4] of Object.entries(addresses)) {
+    const created = await createNode(db, createNodeSchema.parse({ name, ipv4 }), { type: "cli" });
+    await joinNode(db, joinNodeSchema.parse({ token: created.enrolment_token, public_key: createUser().getPublicKey(), agent_version: "0.0.1", protocol: PROTOCOL_VERSION }));
+  }
+}
+
+/** A heartbeat of each of the nodes `names`: active from now. */
+export const beatStandInNodes = (db: Queryable, names: string[]) => Promise.all(names.map((name) => recordHeartbeat(db, name, standInHeartbeat)));
