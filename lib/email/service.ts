@@ -10,7 +10,7 @@ import { hostOfAccount } from "@/lib/nodes/hosts";
 import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import { type AccountMail, applyAllMail, mailServerEnabled } from "@/lib/provisioning/mail";
 import { DKIM_RETIRED_KEEP_MS, dkimKeysOf, type DkimKeyRow, dkimRecordName, dkimTxtContent, publishDkimKey, signingKeysOf } from "./dkim";
-import { mailboxPasswordHash } from "./password";
+import { mailboxPasswordHash } from "@/lib/provisioning/mail-password";
 import { sendingLimitsOf } from "./sending";
 import type {
   AliasRecord,
@@ -314,7 +314,7 @@ async function assertMailQuota(tx: Queryable, accountId: number, limit: number |
 const lockAddresses = (tx: Queryable) => tx.execute(sql`select pg_advisory_xact_lock(${MAIL_ADDRESSES_LOCK})`);
 
 export async function createMailbox(db: Database, accountId: number, input: z.output<typeof createMailboxBodySchema>): Promise<MailboxRecord> {
-  // The hash first, outside the transaction: it is the slow part (lib/email/password.ts).
+  // The hash first, outside the transaction: it is the slow part (lib/provisioning/mail-password.ts).
   const { password, ...fields } = input;
   return createMailboxWithHash(db, accountId, { ...fields, passwordHash: mailboxPasswordHash(password) });
 }

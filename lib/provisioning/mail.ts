@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPair, randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { mailboxPasswordHash } from "@/lib/email/password";
+import { mailboxPasswordHash } from "./mail-password";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { makeDirectoryIn, openDirectoryIn, openFileIn, openTrustedDirectory, writeFileIn } from "./home-files";
@@ -43,7 +43,7 @@ import { exitReason, makeDirectories, readIfExists, runChild, runCommand, toolEn
 export interface MailboxState {
   localPart: string;
   domain: string;
-  /** "{SHA512-CRYPT}$6$…" (lib/email/password.ts). */
+  /** "{SHA512-CRYPT}$6$…" (lib/provisioning/mail-password.ts). */
   passwordHash: string;
   quotaMb: number;
   enabled: boolean;

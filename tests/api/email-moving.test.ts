@@ -4,7 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { mailboxPasswordHash } from "@/lib/email/password";
+import { mailboxPasswordHash } from "@/lib/provisioning/mail-password";
 import { DEFAULT_PHP_SETTINGS } from "@/lib/php-settings/schemas";
 import { applyForwards, removeForwards } from "@/lib/provisioning/forwards";
 import { type AccountState, ensureAccount } from "@/lib/provisioning/reconcile";

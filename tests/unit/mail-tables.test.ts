@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { test } from "node:test";
-import { mailboxPasswordHash, sha512Crypt } from "@/lib/email/password";
+import { mailboxPasswordHash, sha512Crypt } from "@/lib/provisioning/mail-password";
 import { parseQuotaGet, type RenderedAccount, renderMailTables } from "@/lib/provisioning/mail";
 
-// Mailbox password hashes (lib/email/password.ts) against crypt(3)'s own results and Dovecot's
+// Mailbox password hashes (lib/provisioning/mail-password.ts) against crypt(3)'s own results and Dovecot's
 // verifier, and the mail tables' renderer (lib/provisioning/mail.ts): what it writes, and its
 // refusal of every value no request schema would let through (a row written by hand, an older
 // version's) before it becomes a line of a Postfix table or of Dovecot's passwd-file.

@@ -31,6 +31,8 @@ function sample(schema: z.core.$ZodType): unknown {
       return sample((def as z.core.$ZodOptionalDef).innerType);
     case "record":
       return { "some-key": sample((def as z.core.$ZodRecordDef).valueType) };
+    case "tuple":
+      return (def as z.core.$ZodTupleDef).items.map(sample);
     case "string": {
       const format = (def as z.core.$ZodStringFormatDef).format;
       if (format === "datetime") return new Date(0).toISOString();
@@ -79,6 +81,9 @@ function assertOnlySchemaFields(schema: z.core.$ZodType, value: unknown, path: s
       for (const field of Object.values(value as object)) {
         assertOnlySchemaFields((def as z.core.$ZodRecordDef).valueType, field, `${path}{}`);
       }
+      return;
+    case "tuple":
+      (value as unknown[]).forEach((element, index) => assertOnlySchemaFields((def as z.core.$ZodTupleDef).items[index], element, `${path}[${index}]`));
       return;
     case "unknown":
     case "any":

@@ -2,6 +2,7 @@
 
 import type { z } from "zod";
 import { runAdminFormAction } from "@/lib/admin-session/form-action";
+import { requireAdminSession } from "@/lib/admin-session/session";
 import type { FormState } from "@/lib/admin-session/form-state";
 import { createAliasBodySchema, createMailboxBodySchema, createMailDomainBodySchema, updateMailboxBodySchema } from "@/lib/email/schemas";
 import { createAlias, createMailbox, createMailDomain, deleteAlias, deleteMailbox, rotateDkimKey, updateMailbox } from "@/lib/email/service";
@@ -39,6 +40,8 @@ export async function rotateDkimKeyAction(accountId: number, mailDomainId: numbe
 }
 
 export async function createMailboxAction(accountId: number, input: z.input<typeof createMailboxBodySchema>) {
+  // Checked here too: the answer is reshaped after runAdminFormAction (which checks it again).
+  await requireAdminSession();
   const account = idField.parse(accountId);
   return planLimitAsMessage(await runAdminFormAction(accountPaths(account).email, (db) => createMailbox(db, account, createMailboxBodySchema.parse(input))));
 }
