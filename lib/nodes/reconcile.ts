@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, isNull, notInArray, type SQL } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
 import { accountMoves, cronJobs, customerDatabases, databaseUsers, hostingAccounts, nodeJobs, nodes, plans } from "@/db/schema";
 import { JOBS_STREAM, jobsConsumer } from "@/lib/agent/protocol";
@@ -22,7 +22,14 @@ import type { NodeRow } from "./hosts";
 async function accountStates(db: Queryable, node: NodeRow, accountIds?: number[]): Promise<AccountState[]> {
   const logins = await loginAccounts(db, node.name);
   const keysOf = new Map(logins.map((login) => [login.username, login.keys]));
-  const states = await statesOf(db, and(eq(hostingAccounts.nodeId, node.id), accountIds ? inArray(hostingAccounts.id, accountIds) : undefined), (username) => keysOf.get(username) ?? []);
+  // An account whose termination waits in this node's queue is not made again here: its removal
+  // may run before or after this reconcile, and a reconcile after it would bring its Linux user back.
+  const terminating = db
+    .select({ accountId: nodeJobs.accountId })
+    .from(nodeJobs)
+    .where(and(eq(nodeJobs.nodeId, node.id), eq(nodeJobs.kind, "terminate"), eq(nodeJobs.state, "pending"), isNotNull(nodeJobs.accountId)));
+  const which = and(eq(hostingAccounts.nodeId, node.id), notInArray(hostingAccounts.id, terminating), accountIds ? inArray(hostingAccounts.id, accountIds) : undefined);
+  const states = await statesOf(db, which, (username) => keysOf.get(username) ?? []);
   // An account in the middle of its move's switch stays as its final pass holds it here: nothing
   // written on this node from now on would reach the target.
   const switchingRows = await db
