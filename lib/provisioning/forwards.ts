@@ -124,7 +124,7 @@ export async function applyForwards(input: { target: string; until: string; site
   }
   await applySites(changes);
   // Its mail is deferred here while the forward lasts (./mail.ts moving_domains).
-  await applyForwardedMail();
+  await applyForwardedMail({ added: input.sites.map((site) => site.domain), until: input.until });
   return null;
 }
 
@@ -134,8 +134,8 @@ export async function removeForwards(input: { domains: string[] }): Promise<null
   const forwards = new Set(await forwardDomains(input.domains));
   const strays = input.domains.filter((domain) => !forwards.has(domain));
   if (strays.length) console.error(`[web] ${strays.join(", ")}: no forward of the panel's here to remove`);
+  await applyForwardedMail({ removed: input.domains });
   if (forwards.size === 0) return null;
   await applySites([...forwards].map((domain) => ({ domain, contents: null })));
-  await applyForwardedMail();
   return null;
 }

@@ -5,10 +5,9 @@ import { mailboxPasswordHash } from "./mail-password";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { makeDirectoryIn, openDirectoryIn, openFileIn, openTrustedDirectory, writeFileIn } from "./home-files";
-import { homeOf, webHostingEnabled } from "./home-layout";
+import { homeOf } from "./home-layout";
 import { forgetSending, type SendingLimits, setSendingAccounts } from "./mail-policy";
 import { assertPanelUser, panelUsernames } from "./marks";
-import { liveForwardDomains, writtenSiteDomains } from "./nginx";
 import { linuxGroupIds, linuxPasswdEntries } from "./passwd";
 import { DKIM_SELECTOR, LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, PHP_MAIL_CONFIG, TARGET_ADDRESS } from "./rules";
 import { checkedHostName, checkedInteger, checkedPathInside, checkedString } from "./render-checks";
@@ -514,10 +513,20 @@ async function prepareMailFolder(username: string, owner: { uid: number; gid: nu
 
 const hasMail = (mail: AccountMail | null | undefined): mail is AccountMail => Boolean(mail && (mail.domains.length || mail.mailboxes.length || mail.aliases.length));
 
-/** The domains this machine's sites forward to a move's target now (./forwards.ts). */
-async function forwardedDomains(): Promise<string[]> {
-  if (!webHostingEnabled()) return [];
-  return [...(await liveForwardDomains(await writtenSiteDomains()))];
+// The domains this machine forwards to a move's target (./forwards.ts), with each forward's end:
+// one small file, so a rebuild does not read every site's file to find the few forwards.
+const forwardsFile = () => path.join(env().dataDir, "mail-forwards.json");
+
+async function keptForwards(): Promise<Record<string, string>> {
+  const text = await readIfExists(forwardsFile());
+  return text === null ? {} : (JSON.parse(text) as Record<string, string>);
+}
+
+/** The forwarded domains whose forward has not ended. */
+async function forwardedDomains(now = Date.now()): Promise<string[]> {
+  return Object.entries(await keptForwards())
+    .filter(([, until]) => Date.parse(until) > now)
+    .map(([domain]) => domain);
 }
 
 /** Keeps `mail` as the account's state here (none: its file goes); the previous text when that changed anything, false when not. */
@@ -647,10 +656,19 @@ export async function applyAllMail(accounts: { username: string; suspended: bool
   });
 }
 
-/** The forwards of this machine changed (a move's switch made them, or their end came): the mail it defers follows. */
-export async function applyForwardedMail(): Promise<void> {
+/**
+ * The forwards of this machine changed (a move's switch made them, or their end came): the mail it
+ * defers follows. `added`: domains forwarded until `until`; `removed`: domains no longer forwarded.
+ */
+export async function applyForwardedMail(change: { added?: string[]; until?: string; removed?: string[] }): Promise<void> {
   if (!mailServerEnabled()) return;
-  await inTurn(() => rebuild(null));
+  await inTurn(async () => {
+    const forwards = await keptForwards();
+    for (const domain of change.added ?? []) forwards[domainOf(domain)] = new Date(change.until!).toISOString();
+    for (const domain of change.removed ?? []) delete forwards[domain];
+    await writeAtomically(forwardsFile(), JSON.stringify(forwards), 0o600);
+    await rebuild(null);
+  });
 }
 
 /** doveadm as configured (MAIL_DOVEADM_COMMAND: its own words, e.g. `-c CONF`), then `args`; its exit and output. */
