@@ -97,9 +97,12 @@ export async function openConnection(target: DatabaseTarget): Promise<Connection
       max: 10,
       onnotice: () => {},
       // While the database is away a request must fail within seconds (503, lib/http/respond.ts)
-      // and be served again within seconds once it is back: connect attempts give up after 2 s,
-      // and the pause before reconnecting stays under 1 s (the default grows to 20 s).
-      connect_timeout: 2,
+      // and be served again within seconds once it is back. A stopped or restarting server refuses
+      // at once; a connect that gets no answer gives up after 10 s. Not less: the timer runs on
+      // the panel's own event loop, so on a busy machine a connect that PostgreSQL answered in
+      // time was given up after 2 s when the loop came round late (CI, stop 42). The pause before
+      // reconnecting stays under 1 s (the default grows to 20 s).
+      connect_timeout: 10,
       backoff: (attempt) => Math.min(0.1 * attempt, 1),
     });
     const db = drizzlePostgres(client, { schema }) as unknown as Database;

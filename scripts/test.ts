@@ -95,7 +95,9 @@ function runJob(job: Job): Promise<FileResult> {
   const { file } = job;
   const started = performance.now();
   // Its own process group, so a file past its time is stopped with every process it started.
-  const child = spawn(process.execPath, ["--import", "tsx", "--test", "--test-reporter=spec", file], {
+  // --test-force-exit: once its tests and hooks have run the file ends, even if a handle a failed
+  // setup left open (a database connection) would keep it waiting for FILE_TIMEOUT_MS.
+  const child = spawn(process.execPath, ["--import", "tsx", "--test", "--test-force-exit", "--test-reporter=spec", file], {
     env: job.backend ? { ...process.env, TEST_BACKENDS: job.backend } : process.env,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,

@@ -22,13 +22,24 @@ export async function createEnvironment<Seed>(
   serverEnv: Record<string, string> = {},
 ): Promise<TestEnvironment<Seed>> {
   const database = await createTestDatabase(backend);
-  let connection: Connection | null = await database.open();
-  const seeded = await seed(connection.db);
-  if (backend === "pglite") {
-    await connection.close();
-    connection = null;
+  let connection: Connection | null = null;
+  let server: TestServer;
+  let seeded: Seed;
+  try {
+    connection = await database.open();
+    seeded = await seed(connection.db);
+    if (backend === "pglite") {
+      await connection.close();
+      connection = null;
+    }
+    server = await startServer({ ...database.env, ...serverEnv });
+  } catch (error) {
+    // Nothing left behind: an open connection would keep the test's process alive until the
+    // runner stops it (a failed start then cost 15 minutes, CI stop 42).
+    await connection?.close();
+    await database.drop();
+    throw error;
   }
-  const server = await startServer({ ...database.env, ...serverEnv });
   return {
     backend,
     database,
