@@ -2,7 +2,8 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 
-// Runs `next build` when .next is missing or older than any source (npm start and npm test).
+// Runs `next build` when .next is missing or older than any source, and brings the command line's
+// bundle up to date (npm start and npm test).
 
 const root = process.cwd();
 const buildIdPath = path.join(root, ".next", "BUILD_ID");
@@ -25,6 +26,10 @@ function buildIsCurrent(): boolean {
 }
 
 export function buildIfNeeded(): void {
+  // The command line's bundle, made when a source is newer than it (scripts/cli-bundle.mjs): once
+  // here, not by the first of many commands started side by side.
+  const cli = spawnSync(process.execPath, [path.join(root, "scripts", "cli-bundle.mjs")], { stdio: "inherit" });
+  if (cli.status !== 0) process.exit(cli.status ?? 1);
   if (buildIsCurrent()) return;
   console.log("Building the panel (next build)…");
   const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");

@@ -61,7 +61,10 @@ function AttentionItem({ item }: { item: Attention }) {
         <>
           <Badge tone="trouble">Flagged</Badge> <Link href={accountHref(item.account.account_id)}>{item.account.username}</Link>:{" "}
           {item.account.reason === "mail_limits" ? (
-            <>its mail went over the plan&apos;s sending limits; lift the flag once you have looked (POST /api/admin/accounts/{"{id}"}/mail/unflag).</>
+            <>
+              its mail went over the plan&apos;s sending limits; lift the flag on its <Link href={`/admin/accounts/${item.account.account_id}/email`}>Email</Link> tab
+              once you have looked.
+            </>
           ) : (
             <>
               the last change for it failed on its node{item.account.error ? <span className="error"> ({item.account.error})</span> : null}.

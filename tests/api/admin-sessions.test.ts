@@ -8,6 +8,7 @@ import { adminUsers } from "@/db/schema";
 import { getAuthSecret } from "@/lib/admins/auth-secret";
 import { createAdminUser, setAdminEnabled } from "@/lib/admins/service";
 import { testBackends } from "../support/database";
+import { PANEL_SCRIPT } from "../support/cli";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
 import { startServer, type TestServer } from "../support/server";
@@ -74,7 +75,7 @@ async function sessionEmail(baseUrl: string, cookie: string): Promise<string | n
 
 function panel(env: Record<string, string>, ...args: string[]) {
   // As `npm run panel` runs it.
-  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [PANEL_SCRIPT, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout.on("data", (chunk) => (output += chunk));
   child.stderr.on("data", (chunk) => (output += chunk));

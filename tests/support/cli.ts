@@ -4,6 +4,9 @@ import path from "node:path";
 
 // The `panel` command line as an operator runs it (`npm run panel -- …`): a subprocess.
 
+/** What `npm run panel` runs: the command line's bundle (scripts/cli-bundle.mjs), in plain Node. */
+export const PANEL_SCRIPT = "scripts/panel.mjs";
+
 export interface CliResult {
   code: number;
   stdout: string;
@@ -23,7 +26,7 @@ export interface RunningPanel {
  * out) and no configuration file unless `env` names one or leaves PANEL_ENV_FILE out.
  */
 export function startPanel(env: Record<string, string | undefined>, ...args: string[]): RunningPanel {
-  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", ...args], {
+  const child = spawn(process.execPath, [PANEL_SCRIPT, ...args], {
     env: { ...process.env, PANEL_ENV_FILE: "/dev/null", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

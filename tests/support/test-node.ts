@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
+import { PANEL_SCRIPT } from "./cli";
 import { apiClient, type Credentials } from "./http";
 import type { TestNats } from "./nats";
 import { type NodeHost, startNodeHost } from "./node-host";
@@ -78,7 +79,7 @@ export async function startTestNode(
     ...(mysqlUrl ? { MYSQL_PROVISION_URL: mysqlUrl } : {}),
     ...(typeof options.env === "function" ? options.env(host) : options.env),
   };
-  const runOnNode = (args: string[]) => host.start(process.execPath, ["--import", "tsx", "lib/cli/main.ts", ...args], { env: env as NodeJS.ProcessEnv, cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] });
+  const runOnNode = (args: string[]) => host.start(process.execPath, [PANEL_SCRIPT, ...args], { env: env as NodeJS.ProcessEnv, cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] });
   const node: TestNode = {
     name,
     host,

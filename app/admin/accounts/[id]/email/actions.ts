@@ -6,6 +6,7 @@ import { requireAdminSession } from "@/lib/admin-session/session";
 import type { FormState } from "@/lib/admin-session/form-state";
 import { createAliasBodySchema, createMailboxBodySchema, createMailDomainBodySchema, updateMailboxBodySchema } from "@/lib/email/schemas";
 import { createAlias, createMailbox, createMailDomain, deleteAlias, deleteMailbox, rotateDkimKey, updateMailbox } from "@/lib/email/service";
+import { unflagAccountMail } from "@/lib/email/sending";
 import { idField } from "@/lib/http/operation";
 import { accountPaths } from "../paths";
 
@@ -37,6 +38,12 @@ export async function rotateDkimKeyAction(accountId: number, mailDomainId: numbe
     (db) => rotateDkimKey(db, account, idField.parse(mailDomainId)),
     (mailDomain) => mailDomain.dkim.selector,
   );
+}
+
+/** The flag its sending limits raised, lifted (audited); its counts stay (docs/email.md "The flag"). */
+export async function unflagMailAction(accountId: number) {
+  const account = idField.parse(accountId);
+  return runAdminFormAction(accountPaths(account).email, (db, actor) => unflagAccountMail(db, account, actor));
 }
 
 export async function createMailboxAction(accountId: number, input: z.input<typeof createMailboxBodySchema>) {

@@ -3,6 +3,7 @@ import Link from "next/link";
 import { UsageBar } from "@/components/usage-bar";
 import { listDomains } from "@/lib/domains/service";
 import { listAliases, listMailboxes, listMailDomains } from "@/lib/email/service";
+import { accountMailSending } from "@/lib/email/sending";
 import { mailClientSettings } from "@/lib/email/settings";
 import { listQueryFromUrl, pageOfList } from "@/lib/list-query";
 import { LOCAL_NODE } from "@/lib/nodes/schemas";
@@ -11,12 +12,19 @@ import { AccountHeader } from "../account-header";
 import { accountOfPage, type AccountPageProps } from "../account-page";
 import { accountPaths } from "../paths";
 import { AliasesTable, MailboxesTable } from "./mailboxes-table";
+import { MailFlag } from "./mail-flag";
 import { AddMailDomainForm } from "./mail-forms";
 import { MailDomains } from "./mail-domains";
 
 export const metadata: Metadata = { title: "Email" };
 
-const limitText = (limit: number | null, unit: string) => (limit === null ? "no limit" : `${limit.toLocaleString("en-US")} ${unit}`);
+const count = (value: number) => value.toLocaleString("en-US");
+
+/** "12 of 100 messages"; "12 messages (no limit)"; the limit alone when the account's machine did not answer. */
+function sentText(sent: number | null, limit: number | null): string {
+  if (sent === null) return limit === null ? "no limit" : `at most ${count(limit)} messages (the count is unknown: its server did not answer)`;
+  return limit === null ? `${count(sent)} messages (no limit)` : `${count(sent)} of ${count(limit)} messages`;
+}
 
 /** On the Email tab of an account on this machine while it runs no mail server: how to run one. */
 function MailServerNotice({ node }: { node: string }) {
@@ -76,11 +84,12 @@ function HowToConnect({ domain, others }: { domain: string | null; others: strin
 export default async function AccountEmailPage({ params, searchParams }: AccountPageProps) {
   const { db, account } = await accountOfPage(params);
   const search = await searchParams;
-  const [mailDomains, mailboxes, aliases, domains] = await Promise.all([
+  const [mailDomains, mailboxes, aliases, domains, sending] = await Promise.all([
     listMailDomains(db, account.id),
     listMailboxes(db, account.id),
     listAliases(db, account.id),
     listDomains(db, account.id),
+    accountMailSending(db, account.id),
   ]);
   const paths = accountPaths(account.id);
   const mailboxQuery = listQueryFromUrl(search, "mailboxes");
@@ -107,6 +116,7 @@ export default async function AccountEmailPage({ params, searchParams }: Account
         }
       />
       <MailServerNotice node={account.node} />
+      {sending.flagged_at !== null && <MailFlag accountId={account.id} username={account.username} flaggedAt={sending.flagged_at} />}
 
       <section className="card" aria-labelledby="mail-limits-heading">
         <h2 id="mail-limits-heading">
@@ -122,12 +132,12 @@ export default async function AccountEmailPage({ params, searchParams }: Account
             <div data-testid="mailbox-count">{plan.mailboxes === null ? `${mailboxes.length} (no limit)` : `${mailboxes.length} of ${plan.mailboxes}`}</div>
           </div>
           <div>
-            <div className="muted">Messages sent per hour</div>
-            <div>{limitText(plan.mail_per_hour, "messages")}</div>
+            <div className="muted">Sent in the last hour</div>
+            <div data-testid="mail-sent-hour">{sentText(sending.sent_last_hour, sending.limits.per_hour)}</div>
           </div>
           <div>
-            <div className="muted">Messages sent per day</div>
-            <div>{limitText(plan.mail_per_day, "messages")}</div>
+            <div className="muted">Sent in the last 24 hours</div>
+            <div data-testid="mail-sent-day">{sentText(sending.sent_today, sending.limits.per_day)}</div>
           </div>
         </div>
       </section>

@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+
+// The command line's bundle (scripts/cli-bundle.mjs): made again when a source is newer than it,
+// used as it is otherwise, and the agent's part of it loads none of the panel's packages.
+
+const outDir = path.join("node_modules", ".cache", "panel-cli");
+const currentFile = path.join(outDir, "current.json");
+
+interface Current {
+  entry: string;
+  outputs: string[];
+  inputs: string[];
+  builtFrom: number;
+}
+
+function bringUpToDate(): Current {
+  const result = spawnSync(process.execPath, ["scripts/cli-bundle.mjs"], { encoding: "utf8" });
+  assert.equal(result.status, 0, result.stderr);
+  return JSON.parse(fs.readFileSync(currentFile, "utf8"));
+}
+
+test("a source newer than the bundle makes a new one; otherwise the bundle is used as it is", () => {
+  const first = bringUpToDate();
+  assert.ok(first.inputs.includes("lib/cli/main.ts") && first.inputs.includes("lib/agent/cli.ts"), "the sources are recorded");
+  assert.equal(bringUpToDate().builtFrom, first.builtFrom, "nothing changed: not made again");
+
+  // tsconfig.json is a source of the bundle and not of `next build` (scripts/build-if-needed.ts):
+  // touching it costs no other test a build.
+  const { atime, mtime } = fs.statSync("tsconfig.json");
+  try {
+    const now = new Date();
+    fs.utimesSync("tsconfig.json", now, now);
+    const second = bringUpToDate();
+    assert.ok(second.builtFrom > first.builtFrom, "made again");
+    for (const name of second.outputs) assert.ok(fs.existsSync(path.join(outDir, name)), `${name} is there`);
+  } finally {
+    fs.utimesSync("tsconfig.json", atime, mtime);
+  }
+});
+
+test("`node agent`'s part of the bundle imports no database client, ORM or web framework", () => {
+  const { outputs } = bringUpToDate();
+  const agentChunk = outputs.find((name) => /^cli-.*\.mjs$/.test(name));
+  assert.ok(agentChunk, "lib/agent/cli.ts is a chunk of its own");
+  const packages = new Set<string>();
+  const seen = new Set<string>();
+  const visit = (name: string) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    const code = fs.readFileSync(path.join(outDir, name), "utf8");
+    for (const [, specifier] of code.matchAll(/^import\s+(?:[^;]*?\s+from\s+)?"([^"]+)";/gm)) {
+      if (specifier.startsWith("./")) visit(specifier.slice(2));
+      else packages.add(specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/"));
+    }
+  };
+  visit(agentChunk);
+  assert.ok(packages.has("@nats-io/transport-node"), `it reads its imports: ${[...packages]}`);
+  for (const forbidden of ["postgres", "drizzle-orm", "@electric-sql/pglite", "next", "react", "next-auth"]) {
+    assert.ok(!packages.has(forbidden), `the agent's chunks import ${forbidden}`);
+  }
+});
