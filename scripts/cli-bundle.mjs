@@ -1,8 +1,8 @@
 // The command line's bundle: lib/cli/main.ts and the project's modules it imports, made by
 // esbuild into node_modules/.cache/panel-cli, so that `npm run panel` (scripts/panel.mjs) runs in
-// plain Node. Through tsx a command took 2.2–2.7 s to start on an idle 2-core machine, most of it
-// tsx resolving and loading each of ~450 modules in its hook thread; from the bundle, 0.6–0.9 s
-// (docs/command-line.md "How it starts"). Packages stay in node_modules (not bundled).
+// plain Node: a command starts in half the time it took through tsx, which resolves and loads each
+// of ~450 modules in its hook thread (docs/command-line.md "How it starts" has the figures).
+// Packages stay in node_modules (not bundled).
 //
 // Plain JavaScript, run without tsx. Used by scripts/panel.mjs (`npm run panel`) and, as
 // `node scripts/cli-bundle.mjs`, by scripts/build-if-needed.ts (npm start, npm test).
