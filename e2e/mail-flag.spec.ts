@@ -7,7 +7,7 @@ import { createTestDatabase, type TestDatabase } from "../tests/support/database
 import { startServer, type TestServer } from "../tests/support/server";
 import { signIn } from "./support";
 
-// An account flagged for its sending limits (docs/email.md "The flag"), as the admin finds it: on
+// An account flagged for its sending limits (docs/email.md "Sending limits"), as the admin finds it: on
 // the dashboard among what needs them, then on its Email tab, where "Lift flag" lifts it. A panel
 // of its own (PGlite: the flag is raised before its server starts, by the service the policy
 // service calls on a refusal).

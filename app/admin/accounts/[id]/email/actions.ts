@@ -40,7 +40,7 @@ export async function rotateDkimKeyAction(accountId: number, mailDomainId: numbe
   );
 }
 
-/** The flag its sending limits raised, lifted (audited); its counts stay (docs/email.md "The flag"). */
+/** The flag its sending limits raised, lifted (audited); its counts stay (docs/email.md "Sending limits"). */
 export async function unflagMailAction(accountId: number) {
   const account = idField.parse(accountId);
   return runAdminFormAction(accountPaths(account).email, (db, actor) => unflagAccountMail(db, account, actor));

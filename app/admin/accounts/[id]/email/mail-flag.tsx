@@ -5,7 +5,7 @@ import { Time } from "@/components/time";
 import { unflagMailAction } from "./actions";
 
 /**
- * Shown while the account is flagged for its sending limits (docs/email.md "The flag"): when a
+ * Shown while the account is flagged for its sending limits (docs/email.md "Sending limits"): when a
  * message was first refused, and "Lift flag" once the admin has looked. The flag stops no mail.
  */
 export function MailFlag({ accountId, username, flaggedAt }: { accountId: number; username: string; flaggedAt: string }) {
