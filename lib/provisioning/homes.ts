@@ -1,5 +1,6 @@
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { AppError, validationError } from "@/lib/errors";
 import { makeDirectoryIn, makeFileIn, openDirectoryIn, openDirectoryPath, openTrustedDirectory, removeTreeIn, runOnDescriptors } from "./home-files";
 import { ensurePanelGroup, mayRemoveUser, PANEL_GROUP } from "./marks";
@@ -133,11 +134,23 @@ export async function setLoginExpired(username: string, expired: boolean): Promi
   });
 }
 
-/** Ends every process of the user (SFTP and SSH sessions among them); none running is fine. */
-export async function endUserProcesses(username: string): Promise<void> {
-  const result = await runChild("pkill", ["--signal", "KILL", "--euid", checkedName(username)], { env: toolEnv(), timeoutMs: 30_000 });
-  // pkill exits 1 when no process matched.
-  if (result.code !== 0 && result.code !== 1) throw new Error(`pkill failed: ${exitReason(result)}`);
+/**
+ * Ends every process of the user (SFTP and SSH sessions among them; none running is fine) and
+ * waits, up to 10 s, until none is left. A killed process counts until its parent has reaped it
+ * (a PHP-FPM worker until its master has), and userdel refuses a user any process still has: on a
+ * loaded machine a termination's userdel right after the kill failed so (CI, a run at dfbb544).
+ */
+async function endUserProcesses(username: string): Promise<void> {
+  const user = checkedName(username);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const result = await runChild("pkill", ["--signal", "KILL", "--euid", user], { env: toolEnv(), timeoutMs: 30_000 });
+    // pkill exits 1 when no process matched.
+    if (result.code === 1) return;
+    if (result.code !== 0) throw new Error(`pkill failed: ${exitReason(result)}`);
+    if (Date.now() > deadline) return; // userdel says which process is left
+    await sleep(50);
+  }
 }
 
 /**
