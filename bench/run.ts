@@ -27,7 +27,7 @@ import { type Measurement, measure, printTable, ratioToBracket, verdict, warmUp,
 //   not in it).
 //
 // `npm run bench -- pglite metrics`: only the parts named (postgres, pglite, metrics, api-keys,
-// startup, backups, static-files, nodes, moves); all of them by default.
+// startup, backups, static-files, nodes, moves, mail); all of them by default.
 //
 // `npm run bench -- --profile [postgres|pglite]`: instead, a CPU profile of the server while it
 // answers (a), then (c) (node --cpu-prof, cropped to each measurement), summarised per group of
@@ -181,6 +181,7 @@ if (profileFlag >= 0) {
     "static-files": async () => (await import("./static-files")).runStaticFilesBench(),
     nodes: async () => (await import("./nodes")).runNodesBench(),
     moves: async () => (await import("./moves")).runMovesBench(),
+    mail: async () => (await import("./mail")).runMailBench(),
   };
   const chosen = process.argv.slice(2);
   const unknown = chosen.filter((name) => !(name in parts));
