@@ -12,9 +12,10 @@ import { makeKey } from "../tests/support/seed";
 import { removeLinuxUsers } from "../tests/support/web-servers";
 import { verdict } from "./support";
 
-// Mail (docs/performance.md "Mail"), on the servers the email tests run (tests/support/mail-servers.ts:
-// Postfix, Dovecot 2.3 and rspamd of their own, on free ports) and a panel on PostgreSQL with
-// SYSTEM_USERS, so delivery is as the account's Linux user into its home:
+// `npm run bench -- mail` (docs/performance.md "Mail: `npm run bench -- mail` (m), (n)"), on the
+// servers the email tests run (tests/support/mail-servers.ts: Postfix, Dovecot 2.3 and rspamd of
+// their own, on free ports) and a panel on PostgreSQL with SYSTEM_USERS, so delivery is as the
+// account's Linux user into its home:
 // (m) MESSAGES messages of 10 KB to one mailbox, each in an SMTP session of its own as swaks holds
 //     one (EHLO, MAIL, RCPT, DATA, QUIT) on Postfix's port 25, SESSIONS at a time: the time until
 //     the last was accepted, and until the last was in the maildir (Postfix → LMTP → Dovecot).
