@@ -3,6 +3,8 @@ import { connect, type NatsConnection, nkeyAuthenticator } from "@nats-io/transp
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { readHostFigures } from "@/lib/provisioning/host-figures";
+import { mailServerEnabled } from "@/lib/provisioning/mail";
+import { type LimitReached, type MailPolicy, startMailPolicy } from "@/lib/provisioning/mail-policy";
 import { createSampler, type MachineSample } from "@/lib/provisioning/metrics-sample";
 import { mysqlProvisioner, setDatabaseServerNode } from "@/lib/provisioning/mysql";
 import type { NodeConfig } from "./config";
@@ -71,6 +73,17 @@ export async function runJob(job: Job): Promise<JobResult> {
   }
 }
 
+/**
+ * With MAIL_SERVER, the sending limits of this node's accounts (docs/email.md "Sending limits"):
+ * its submission services ask this policy service, and each refusal is `report`ed — published as
+ * the node's `mail-limit` event, for the panel to flag the account. Not awaited: the flag may
+ * follow the refusal by a moment (on the panel's own machine it comes first).
+ */
+export async function startNodeMailPolicy(report: (event: LimitReached) => void): Promise<MailPolicy | null> {
+  if (!mailServerEnabled()) return null;
+  return startMailPolicy(env().mail!.policySocket, async (event) => report(event));
+}
+
 export interface RunningAgent {
   connection: NatsConnection;
   /** Resolves when the agent has stopped (its connection closed: stop(), or the server refused it). */
@@ -98,7 +111,7 @@ export async function startAgent(config: NodeConfig, seedFile: string): Promise<
     maxReconnectAttempts: -1,
     reconnectTimeWait: 1000,
   });
-  const publish = (kind: EventKind, body: Hello | Heartbeat | JobResult | Working | MachineSample) => {
+  const publish = (kind: EventKind, body: Hello | Heartbeat | JobResult | Working | MachineSample | LimitReached) => {
     if (!connection.isClosed()) connection.publish(eventSubject(node, kind), encodeMessage(body));
   };
   const hello = () => publish("hello", { agent_version: AGENT_VERSION, protocol: PROTOCOL_VERSION });
@@ -118,6 +131,7 @@ export async function startAgent(config: NodeConfig, seedFile: string): Promise<
       .catch((error) => console.error("[agent] a metrics sample failed:", (error as Error).message));
   void sample();
   const sampling = setInterval(() => void sample(), env().metricsIntervalS * 1000);
+  const mailPolicy = await startNodeMailPolicy((event) => publish("mail-limit", event));
 
   const consumer = await jetstream(connection).consumers.get(JOBS_STREAM, jobsConsumer(node));
   const messages = await consumer.consume({ max_messages: 1 });
@@ -157,9 +171,10 @@ export async function startAgent(config: NodeConfig, seedFile: string): Promise<
     for await (const message of messages) await handle(message);
   })();
 
-  const stopped = connection.closed().then((error) => {
+  const stopped = connection.closed().then(async (error) => {
     clearInterval(beating);
     clearInterval(sampling);
+    await mailPolicy?.close();
     if (error) console.error(`[agent] the connection to NATS ended: ${error.message}`);
   });
   void consuming.catch((error) => console.error("[agent] consuming jobs stopped:", (error as Error).message));

@@ -7,7 +7,8 @@ import type { AppErrorCode } from "@/lib/errors";
 // allow it exactly these):
 //   panel.jobs.<node>            jobs for the node: a JetStream work queue (stream PANEL_JOBS),
 //                                read through the durable consumer node-<node>
-//   panel.events.<node>.<kind>   what the node reports: hello, heartbeat, result, working, metrics
+//   panel.events.<node>.<kind>   what the node reports: hello, heartbeat, result, working, metrics,
+//                                mail-limit
 //   _INBOX_<node>.>              the replies JetStream sends the node
 
 /**
@@ -41,9 +42,12 @@ export const inboxPrefix = (node: string) => `_INBOX_${node}`;
 
 /**
  * working: a long job is still running (every LONG_JOB_WORKING_S); metrics: a sample of the
- * node's figures (lib/provisioning/metrics-sample.ts) every METRICS_INTERVAL_S of the node.
+ * node's figures (lib/provisioning/metrics-sample.ts) every METRICS_INTERVAL_S of the node;
+ * mail-limit: a message of one of its accounts was refused for the plan's sending limits
+ * (lib/provisioning/mail-policy.ts LimitReached), for the panel to flag the account. A panel
+ * that knows no mail-limit ignores it: no new protocol version.
  */
-export type EventKind = "hello" | "heartbeat" | "result" | "working" | "metrics";
+export type EventKind = "hello" | "heartbeat" | "result" | "working" | "metrics" | "mail-limit";
 
 /** Seconds between heartbeats; a node is unreachable after MISSED_HEARTBEATS of them without one. */
 export const HEARTBEAT_S = 5;

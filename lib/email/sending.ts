@@ -4,6 +4,7 @@ import { hostingAccounts, nodes, plans } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { type AccountManager, ADMIN, managedBy } from "@/lib/accounts/manager";
 import { notFound } from "@/lib/errors";
+import { mailLimitSchema } from "@/lib/nodes/answers";
 import { hostOfAccount } from "@/lib/nodes/hosts";
 import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import { mailServerEnabled } from "@/lib/provisioning/mail";
@@ -33,13 +34,31 @@ export async function sendingLimitsOf(db: Queryable, accountIds: number[]): Prom
  * of `local` changes nothing.
  */
 export async function recordLocalLimitReached(db: Database, event: LimitReached): Promise<void> {
+  const [local] = await db.select({ id: nodes.id }).from(nodes).where(eq(nodes.name, LOCAL_NODE));
+  if (local) await recordLimitReached(db, local.id, event);
+}
+
+/**
+ * A refusal a node reported (its `mail-limit` event, lib/nodes/events.ts): as a refusal of
+ * `local`, but what the node sent is checked first (mailLimitSchema) and it flags only an account
+ * on that node — a node's word reaches no other node's account (docs/security.md "Nodes are not
+ * trusted").
+ */
+export async function recordNodeLimitReached(db: Database, nodeId: number, node: string, body: unknown): Promise<void> {
+  const parsed = mailLimitSchema.safeParse(body);
+  if (!parsed.success) {
+    console.error(`[mail] ${node} sent a mail-limit event that is not one; dropped`);
+    return;
+  }
+  await recordLimitReached(db, nodeId, parsed.data);
+}
+
+async function recordLimitReached(db: Database, nodeId: number, event: LimitReached): Promise<void> {
   await db.transaction(async (tx) => {
-    const [local] = await tx.select({ id: nodes.id }).from(nodes).where(eq(nodes.name, LOCAL_NODE));
-    if (!local) return;
     const [flagged] = await tx
       .update(hostingAccounts)
       .set({ mailFlaggedAt: new Date() })
-      .where(and(eq(hostingAccounts.username, event.username), eq(hostingAccounts.nodeId, local.id), isNull(hostingAccounts.mailFlaggedAt)))
+      .where(and(eq(hostingAccounts.username, event.username), eq(hostingAccounts.nodeId, nodeId), isNull(hostingAccounts.mailFlaggedAt)))
       .returning({ id: hostingAccounts.id });
     if (!flagged) return;
     await recordAudit(tx, { type: "system" }, {

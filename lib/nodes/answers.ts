@@ -206,3 +206,15 @@ export const heartbeatSchema = z.object({
   disk: z.object({ total_bytes: size, used_bytes: size }).nullable().optional(),
   load: z.array(z.number().finite().min(0).max(1e6)).max(3).optional(),
 });
+
+/**
+ * A node's word that a message of one of its accounts was refused for the sending limits
+ * (lib/agent/protocol.ts `mail-limit`): bounded, or refused whole. Whose account it names is
+ * checked against the node's own accounts where it is recorded (lib/email/sending.ts).
+ */
+export const mailLimitSchema = z.object({
+  username: name,
+  login: text(320),
+  period: z.enum(["hour", "day"]),
+  limit: count,
+});

@@ -3,6 +3,7 @@ import type { Database } from "@/db/client";
 import { nodeJobs, nodes } from "@/db/schema";
 import { finishTermination } from "@/lib/accounts/lifecycle";
 import { cleartextWarning } from "@/lib/agent/transport";
+import { recordNodeLimitReached } from "@/lib/email/sending";
 import { env } from "@/lib/env";
 import { recordNodeSample } from "@/lib/metrics/collector";
 import { type Bus, ensureNodeConsumer, type NodeEvent, panelBus, subscribeNodeEvents } from "./bus";
@@ -113,6 +114,7 @@ async function handleNodeEvent(db: Database, { node, kind, body }: NodeEvent): P
   if (!known) return;
   if (kind === "heartbeat") await recordHeartbeat(db, node, body);
   if (kind === "metrics") await recordNodeSample(db, known.id, body);
+  if (kind === "mail-limit") await recordNodeLimitReached(db, known.id, node, body);
   if (kind === "hello") {
     // The queued work it missed, then the whole state of its accounts (as they are by then) —
     // beside the node's events, not before them: a reconcile that takes long (many accounts, a
