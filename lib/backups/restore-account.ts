@@ -11,7 +11,7 @@ import { type Actor, recordAudit } from "@/lib/audit/service";
 import { createCronJob } from "@/lib/cron/service";
 import { assignDatabase, createDatabase, createDatabaseUser } from "@/lib/databases/service";
 import { PRIVILEGES } from "@/lib/provisioning/rules";
-import { LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, PASSWORD_HASH, TARGET_ADDRESS } from "@/lib/provisioning/mail";
+import { LOCAL_PART, MAIL_DOMAIN, MAIL_FOLDER, MAX_QUOTA_MB, MAX_TARGETS, PASSWORD_HASH, TARGET_ADDRESS } from "@/lib/provisioning/mail";
 import { createAlias, createMailboxWithHash, createMailDomain } from "@/lib/email/service";
 import { replaceZoneRecords } from "@/lib/dns/service";
 import { DOMAIN_TYPES, SITE_PROFILES } from "@/lib/domains/schemas";
@@ -310,7 +310,7 @@ async function restoreParts(
     // The maildirs (HOME/mail), then Dovecot made to see them: its indexes resynced with the
     // files and each mailbox's quota counted again (docs/email.md "Backups, restores and moves").
     if (mail?.mailboxes.length) {
-      await restoreStep(signal, (long) => host.run("restore.home-path", { username: account.username, snapshot: home, parts: ["mail"] }, long));
+      await restoreStep(signal, (long) => host.run("restore.home-path", { username: account.username, snapshot: home, parts: [MAIL_FOLDER] }, long));
       const mailboxes = mail.mailboxes.map(({ localPart, domain }) => ({ localPart, domain }));
       await restoreStep(signal, (long) => host.run("mail.resync", { username: account.username, mailboxes }, long));
     }

@@ -261,6 +261,11 @@ const splitAddress = (address: string) => {
   return { localPart: address.slice(0, at), domain: address.slice(at + 1) };
 };
 
+/** The account's mailboxes as its machine names them (lib/provisioning/mail.ts): HOME/mail/<domain>/<local part>. */
+export async function mailboxNamesOf(db: Queryable, accountId: number): Promise<{ localPart: string; domain: string }[]> {
+  return (await db.select({ address: mailboxes.address }).from(mailboxes).where(eq(mailboxes.accountId, accountId))).map(({ address }) => splitAddress(address));
+}
+
 // ---- Mailboxes ----
 
 const toMailboxRecord = (row: typeof mailboxes.$inferSelect, usedMb: number): MailboxRecord => ({

@@ -6,6 +6,8 @@ import { removeAccountFrom } from "@/lib/accounts/lifecycle";
 import type { OperationName } from "@/lib/agent/operations";
 import { recordAudit } from "@/lib/audit/service";
 import { moveKeysOf, publishMoveDkimKeys, signWithMoveKeys, unpublishMoveDkimKeys } from "@/lib/email/dkim";
+import { mailboxNamesOf } from "@/lib/email/service";
+import { MAIL_FOLDER } from "@/lib/provisioning/mail";
 import { moveAccountRecords } from "@/lib/dns/zone";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { AppError } from "@/lib/errors";
@@ -282,15 +284,9 @@ async function forwardOf(context: MoveContext, until: Date | null) {
 const siteFoldersOf = async (db: Queryable, accountId: number) => {
   const folders = siteFolders((await db.select({ root: domains.domainPath }).from(domains).where(eq(domains.accountId, accountId))).map((row) => row.root));
   const [mailbox] = await db.select({ id: mailboxes.id }).from(mailboxes).where(eq(mailboxes.accountId, accountId)).limit(1);
-  return mailbox && !folders.includes("mail") ? [...folders, "mail"] : folders;
+  return mailbox && !folders.includes(MAIL_FOLDER) ? [...folders, MAIL_FOLDER] : folders;
 };
 
-/** The account's mailboxes as lib/provisioning/mail.ts names them. */
-const mailboxesOf = async (db: Queryable, accountId: number) =>
-  (await db.select({ address: mailboxes.address }).from(mailboxes).where(eq(mailboxes.accountId, accountId))).map(({ address }) => {
-    const at = address.lastIndexOf("@");
-    return { localPart: address.slice(0, at), domain: address.slice(at + 1) };
-  });
 
 /**
  * One pass: a snapshot on the source, restored on the target. The source's answer reaches the
@@ -458,7 +454,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
     if (forward) await context.source.run("forward.apply", forward);
     await context.target.run("account.ensure", await stateOf(context));
     // The maildirs came as files: Dovecot's indexes and quota counted again from them.
-    await context.target.run("mail.resync", { username: account.username, mailboxes: await mailboxesOf(db, account.id) }, { deadlineMs: PASS_DEADLINE_MS });
+    await context.target.run("mail.resync", { username: account.username, mailboxes: await mailboxNamesOf(db, account.id) }, { deadlineMs: PASS_DEADLINE_MS });
     await removeAccountFrom(db, context.source, account, { forwarding: forward !== null });
     await forgetRepository(context);
     await advance(db, move, "forwarding");

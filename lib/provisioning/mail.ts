@@ -121,8 +121,11 @@ export interface MailTables {
   moving_domains: string;
 }
 
+/** The folder of the home that holds the account's maildirs. */
+export const MAIL_FOLDER = "mail";
+
 /** The maildir of a mailbox: HOME_ROOT/<user>/mail/<domain>/<local-part>. */
-export const maildirOf = (username: string, domain: string, localPart: string) => path.join(homeOf(username), "mail", domain, localPart);
+export const maildirOf = (username: string, domain: string, localPart: string) => path.join(homeOf(username), MAIL_FOLDER, domain, localPart);
 
 /**
  * The machine's tables from every account's mail. Throws (naming the value) when any value

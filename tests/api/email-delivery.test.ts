@@ -538,5 +538,29 @@ for (const backend of machineBackends("pglite")) {
       assert.equal(mailDomain.dns.dkim.status, "ok");
       assert.ok(fs.existsSync(keyFile(mailDomain.dkim.selector)), "the new key is on the machine");
     });
+
+    test("a restore of one mailbox's maildir puts back the messages deleted since, and Dovecot counts them at once", async () => {
+      // A path restore runs no `force-resync` (restore-account and moves do): Dovecot's count
+      // quota and its indexes follow the files at once all the same — read here before any
+      // client opens the mailbox.
+      const address = `info@${domain}`;
+      const secret = "the renewed password";
+      const before = (await searchInbox(address, secret, ""))!;
+      assert.ok(before.length >= 3);
+      const usedBefore = doveadmStorageKb(address);
+      const run = await backUp(admin(), accountId);
+      // The customer deletes every message (two IMAP sessions, as a client would: flag, then expunge).
+      assert.equal((await curl(["--user", `${address}:${secret}`, imapUrl(), "--request", "UID STORE 1:* +FLAGS (\\Deleted)"])).code, 0);
+      assert.equal((await curl(["--user", `${address}:${secret}`, imapUrl(), "--request", "EXPUNGE"])).code, 0);
+      assert.deepEqual(await searchInbox(address, secret, ""), []);
+      assert.ok(doveadmStorageKb(address) < usedBefore / 2, "the quota counts the deletion");
+
+      const restored = await client().post(`/api/client/backups/${run}/restore`, { path: `mail/${domain}/info` });
+      assert.equal(restored.status, 200, JSON.stringify(restored.body));
+      assert.ok(Math.abs(doveadmStorageKb(address) - usedBefore) <= usedBefore * 0.01 + 1, `${doveadmStorageKb(address)} KiB counted after, ${usedBefore} before`);
+      const box = ((await client().get("/api/client/email/mailboxes")).body as { address: string; used_mb: number }[]).find((one) => one.address === address)!;
+      assertUsageMatches(box.used_mb, address);
+      assert.equal((await searchInbox(address, secret, ""))!.length, before.length, "every message is back");
+    });
   });
 }
