@@ -287,7 +287,6 @@ const siteFoldersOf = async (db: Queryable, accountId: number) => {
   return mailbox && !folders.includes(MAIL_FOLDER) ? [...folders, MAIL_FOLDER] : folders;
 };
 
-
 /**
  * One pass: a snapshot on the source, restored on the target. The source's answer reaches the
  * target only as the source's host checked it against what was asked (lib/nodes/answers.ts:

@@ -135,10 +135,10 @@ export async function setLoginExpired(username: string, expired: boolean): Promi
 }
 
 /**
- * Ends every process of the user (SFTP and SSH sessions among them; none running is fine) and
- * waits, up to 10 s, until none is left. A killed process counts until its parent has reaped it
- * (a PHP-FPM worker until its master has), and userdel refuses a user any process still has: on a
- * loaded machine a termination's userdel right after the kill failed so (CI, a run at dfbb544).
+ * Ends every process of the user (SFTP and SSH sessions among them; none running is fine), again
+ * until none is left, for up to 10 s: userdel refuses a user any process still runs as, and a
+ * PHP-FPM master still reloading starts the removed pool's workers again as they are killed (a
+ * termination's userdel failed so in CI, a run at dfbb544; tests/unit/remove-user-respawned.test.ts).
  */
 async function endUserProcesses(username: string): Promise<void> {
   const user = checkedName(username);

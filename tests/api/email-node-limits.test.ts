@@ -8,7 +8,7 @@ import { auditLog, hostingAccounts, nodes } from "@/db/schema";
 import { createAccount } from "@/lib/accounts/service";
 import type { Actor } from "@/lib/audit/service";
 import { recordNodeLimitReached } from "@/lib/email/sending";
-import { createTestDatabase, testBackends } from "../support/database";
+import { createTestDatabase, machineBackends } from "../support/database";
 import { beatStandInNodes, joinStandInNodes, useStandInNodes } from "../support/stand-in-agent";
 
 // A node's word that one of its accounts reached its sending limits (the agent's `mail-limit`
@@ -30,7 +30,9 @@ const admin: Actor = { type: "cli" };
 useStandInNodes(scratch);
 after(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
-for (const backend of testBackends()) {
+// One backend: what is tested is whose account a node may flag, not the storage. PostgreSQL here,
+// PGlite in tests/api/email-sending-limits.test.ts, which raises the same flag for a local refusal.
+for (const backend of machineBackends("postgres")) {
   describe(`sending limits reported by a node (${backend})`, () => {
     test("flags that node's account once, audited as the system; another node's account, local's, or a malformed event: nothing", async () => {
       const database = await createTestDatabase(backend);
