@@ -27,8 +27,9 @@ import { buildAddressMatcher } from "@/lib/net/address";
 // 404 and wrong methods with 405 (JSON, before authentication: there is nothing to protect) and
 // (2) decides the client's address from the socket, believing X-Forwarded-For only from
 // TRUSTED_PROXIES. `next start` alone passes forged forwarding headers through, so the panel
-// always runs through this file (npm start → scripts/start.ts → here). It also refuses bodies
-// announced larger than 1 MiB before Next.js reads a byte, and bounds how long a request may take.
+// always runs through this file (npm start → scripts/start.mjs → this file's bundle,
+// scripts/bundles.mjs). It also refuses bodies announced larger than 1 MiB before Next.js reads a
+// byte, and bounds how long a request may take.
 
 function sendJson(res: http.ServerResponse, status: number, body: object, headers: http.OutgoingHttpHeaders = {}) {
   res.writeHead(status, { "content-type": "application/json", ...headers });

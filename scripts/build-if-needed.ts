@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 
-// Runs `next build` when .next is missing or older than any source, and brings the command line's
-// bundle up to date (npm start and npm test).
+// Runs `next build` when .next is missing or older than any source, and brings the bundles of the
+// command line and the server up to date (npm start, npm test; run as a script by scripts/start.mjs).
 
 const root = process.cwd();
 const buildIdPath = path.join(root, ".next", "BUILD_ID");
@@ -26,13 +27,15 @@ function buildIsCurrent(): boolean {
 }
 
 export function buildIfNeeded(): void {
-  // The command line's bundle, made when a source is newer than it (scripts/cli-bundle.mjs): once
-  // here, not by the first of many commands started side by side.
-  const cli = spawnSync(process.execPath, [path.join(root, "scripts", "cli-bundle.mjs")], { stdio: "inherit" });
-  if (cli.status !== 0) process.exit(cli.status ?? 1);
+  // The bundles, each made when a source is newer than it (scripts/bundles.mjs): once here, not by
+  // the first of many commands or servers started side by side.
+  const bundles = spawnSync(process.execPath, [path.join(root, "scripts", "bundles.mjs")], { stdio: "inherit" });
+  if (bundles.status !== 0) process.exit(bundles.status ?? 1);
   if (buildIsCurrent()) return;
   console.log("Building the panel (next build)…");
   const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
   const build = spawnSync(process.execPath, [nextBin, "build"], { stdio: "inherit" });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) buildIfNeeded();

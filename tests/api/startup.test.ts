@@ -10,8 +10,10 @@ import { startServer, type TestServer } from "../support/server";
 
 // Start-up as an admin sees it: configuration checked first, migrations applied, a set-up link.
 
+/** `npm start` (scripts/start.mjs) with `env` over this process's environment: its end. */
+const npmStart = (env: Record<string, string>) => spawnSync(process.execPath, ["scripts/start.mjs"], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 60_000 });
+
 test("a bad configuration value stops the start with a message naming the variable", () => {
-  const tsx = path.join(process.cwd(), "node_modules", ".bin", "tsx");
   for (const [name, value] of [
     ["PORT", "eighty"],
     ["TRUSTED_PROXIES", "10.0.0.0/99"],
@@ -19,19 +21,18 @@ test("a bad configuration value stops the start with a message naming the variab
     ["METRICS_INTERVAL_S", "-5"],
     ["PUBLIC_URL", "not a url"],
   ]) {
-    const result = spawnSync(tsx, ["server.ts"], { env: { ...process.env, [name]: value }, encoding: "utf8", timeout: 60_000 });
+    const result = npmStart({ [name]: value });
     assert.notEqual(result.status, 0, name);
     assert.match(result.stderr, new RegExp(`Invalid configuration:[\\s\\S]*${name}`), name);
   }
 });
 
 test("a bad line in the configuration file stops the start with the file's name and the line", () => {
-  const tsx = path.join(process.cwd(), "node_modules", ".bin", "tsx");
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-start-envfile-"));
   try {
     const file = path.join(root, "panel.env");
     fs.writeFileSync(file, "PORT=3000\nDATA_DIR /srv/panel\n", { mode: 0o600 });
-    const result = spawnSync(tsx, ["server.ts"], { env: { ...process.env, PANEL_ENV_FILE: file }, encoding: "utf8", timeout: 60_000 });
+    const result = npmStart({ PANEL_ENV_FILE: file });
     assert.notEqual(result.status, 0);
     assert.match(result.stderr, new RegExp(`Invalid configuration file ${file}, line 2: expected NAME=value`));
   } finally {

@@ -4,7 +4,7 @@ import path from "node:path";
 
 // The `panel` command line as an operator runs it (`npm run panel -- …`): a subprocess.
 
-/** What `npm run panel` runs: the command line's bundle (scripts/cli-bundle.mjs), in plain Node. */
+/** What `npm run panel` runs: the command line's bundle (scripts/bundles.mjs), in plain Node. */
 export const PANEL_SCRIPT = "scripts/panel.mjs";
 
 export interface CliResult {

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
+import { bundleEntry } from "../../scripts/bundles.mjs";
 
 // A real panel server (server.ts over the `next build` output) in a child process.
 
@@ -24,17 +25,17 @@ export async function freePort(): Promise<number> {
   });
 }
 
-const EXIT_WITH_PARENT = path.join(import.meta.dirname, "exit-with-parent.ts");
+const EXIT_WITH_PARENT = path.join(import.meta.dirname, "exit-with-parent.mjs");
 
 /**
  * `env` is laid over this process's environment; a name given as undefined is left out.
- * `nodeArgs`: flags for the server's node process, e.g. `--cpu-prof`. Node runs server.ts through
- * tsx's loader in one process: the `tsx` command would put a parent in between that SIGKILLs a
- * server too busy to acknowledge SIGTERM within 30 ms, losing its shutdown (and any profile).
+ * `nodeArgs`: flags for the server's node process, e.g. `--cpu-prof`. Node runs the server's
+ * bundle (scripts/bundles.mjs) as `npm start` does, with no loader: through tsx a start took twice
+ * the CPU (docs/testing.md "How `npm test` runs").
  */
 export async function startServer(env: Record<string, string | undefined>, nodeArgs: string[] = []): Promise<TestServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "--import", EXIT_WITH_PARENT, "server.ts"], {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", EXIT_WITH_PARENT, await bundleEntry("server")], {
     env: {
       ...process.env,
       NODE_ENV: "production",

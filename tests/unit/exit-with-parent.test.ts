@@ -4,11 +4,11 @@ import path from "node:path";
 import { test } from "node:test";
 import { waitFor } from "../support/wait";
 
-// A test server goes with the process that started it (tests/support/exit-with-parent.ts), even
+// A test server goes with the process that started it (tests/support/exit-with-parent.mjs), even
 // when that parent is SIGKILLed and runs no teardown. Here the parent starts a long-lived child
 // the way startServer does (the guard imported, stdin a pipe), prints its pid and is killed.
 
-const guard = path.join(import.meta.dirname, "../support/exit-with-parent.ts");
+const guard = path.join(import.meta.dirname, "../support/exit-with-parent.mjs");
 
 const alive = (pid: number) => {
   try {
@@ -22,7 +22,7 @@ const alive = (pid: number) => {
 test("a child started with the guard exits when its parent is SIGKILLed", async () => {
   const parentScript = `
     const { spawn } = require("node:child_process");
-    const child = spawn(process.execPath, ["--import", "tsx", "--import", ${JSON.stringify(guard)}, "-e", "setInterval(() => {}, 1000)"], { stdio: ["pipe", "ignore", "ignore"] });
+    const child = spawn(process.execPath, ["--import", ${JSON.stringify(guard)}, "-e", "setInterval(() => {}, 1000)"], { stdio: ["pipe", "ignore", "ignore"] });
     console.log(child.pid);
     setInterval(() => {}, 1000);`;
   const parent = spawn(process.execPath, ["-e", parentScript], { stdio: ["ignore", "pipe", "inherit"] });

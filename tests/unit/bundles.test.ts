@@ -4,11 +4,13 @@ import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 
-// The command line's bundle (scripts/cli-bundle.mjs): made again when a source is newer than it,
-// used as it is otherwise, and the agent's part of it loads none of the panel's packages.
+// The bundles of the command line and the server (scripts/bundles.mjs): made again when a source
+// is newer than them, used as they are otherwise; the agent's part of the command line's loads
+// none of the panel's packages.
 
 const outDir = path.join("node_modules", ".cache", "panel-cli");
 const currentFile = path.join(outDir, "current.json");
+const serverCurrentFile = path.join("node_modules", ".cache", "panel-server", "current.json");
 
 interface Current {
   entry: string;
@@ -17,16 +19,22 @@ interface Current {
   builtFrom: number;
 }
 
+/** Runs scripts/bundles.mjs; the command line's bundle's current.json. */
 function bringUpToDate(): Current {
-  const result = spawnSync(process.execPath, ["scripts/cli-bundle.mjs"], { encoding: "utf8" });
+  const result = spawnSync(process.execPath, ["scripts/bundles.mjs"], { encoding: "utf8" });
   assert.equal(result.status, 0, result.stderr);
   return JSON.parse(fs.readFileSync(currentFile, "utf8"));
 }
 
-test("a source newer than the bundle makes a new one; otherwise the bundle is used as it is", () => {
+const serverBundle = (): Current => JSON.parse(fs.readFileSync(serverCurrentFile, "utf8"));
+
+test("a source newer than a bundle makes a new one; otherwise the bundle is used as it is", () => {
   const first = bringUpToDate();
+  const firstServer = serverBundle();
   assert.ok(first.inputs.includes("lib/cli/main.ts") && first.inputs.includes("lib/agent/cli.ts"), "the sources are recorded");
+  assert.ok(firstServer.inputs.includes("server.ts") && firstServer.inputs.includes("lib/http/registry.ts"), "the server's sources are recorded");
   assert.equal(bringUpToDate().builtFrom, first.builtFrom, "nothing changed: not made again");
+  assert.equal(serverBundle().builtFrom, firstServer.builtFrom, "nothing changed: the server's not made again");
 
   // tsconfig.json is a source of the bundle and not of `next build` (scripts/build-if-needed.ts):
   // touching it costs no other test a build.
@@ -36,6 +44,7 @@ test("a source newer than the bundle makes a new one; otherwise the bundle is us
     fs.utimesSync("tsconfig.json", now, now);
     const second = bringUpToDate();
     assert.ok(second.builtFrom > first.builtFrom, "made again");
+    assert.ok(serverBundle().builtFrom > firstServer.builtFrom, "the server's made again");
     for (const name of second.outputs) assert.ok(fs.existsSync(path.join(outDir, name)), `${name} is there`);
   } finally {
     fs.utimesSync("tsconfig.json", atime, mtime);
