@@ -119,6 +119,9 @@ const envSchema = z.object({
   MAIL_POLICY_SOCKET: z.string().trim().min(1).default("/var/spool/postfix/private/hosting-panel-policy"),
   // The submission port of this machine that PHP's mail() (msmtp) sends through, on 127.0.0.1.
   MAIL_SUBMISSION_PORT: z.coerce.number().int().min(1).max(65535).default(587),
+  // The port every hosting machine's Postfix receives mail on: a move's source relays the
+  // account's mail to the target's (docs/email.md "Moves").
+  MAIL_SMTP_PORT: z.coerce.number().int().min(1).max(65535).default(25),
   ACME_DIRECTORY_URL: optionalString.refine(
     (url) => url === null || /^https:\/\//.test(url),
     "must be an https:// URL of an ACME directory",
@@ -259,6 +262,7 @@ function loadEnv(source: NodeJS.ProcessEnv) {
           dkimGroup: raw.MAIL_DKIM_GROUP,
           policySocket: path.resolve(/* turbopackIgnore: true */ raw.MAIL_POLICY_SOCKET),
           submissionPort: raw.MAIL_SUBMISSION_PORT,
+          smtpPort: raw.MAIL_SMTP_PORT,
         }
       : null,
     acme: raw.ACME_DIRECTORY_URL

@@ -123,8 +123,9 @@ export async function applyForwards(input: { target: string; until: string; site
     changes.push({ domain: site.domain, contents: renderForward({ domain: site.domain, serverNames: site.server_names, target: input.target, until, tls, trustedCertificates }, settings) });
   }
   await applySites(changes);
-  // Its mail is deferred here while the forward lasts (./mail.ts moving_domains).
-  await applyForwardedMail({ added: input.sites.map((site) => site.domain), until: input.until });
+  // Its mail: deferred here while the account's copy is still here, then relayed to the target
+  // until the forward ends (./mail.ts renderMailTables).
+  await applyForwardedMail({ added: input.sites.map((site) => site.domain), target: input.target, until: input.until });
   return null;
 }
 

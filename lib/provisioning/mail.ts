@@ -10,7 +10,7 @@ import { forgetSending, type SendingLimits, setSendingAccounts } from "./mail-po
 import { assertPanelUser, panelUsernames } from "./marks";
 import { linuxGroupIds, linuxPasswdEntries } from "./passwd";
 import { DKIM_SELECTOR, LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, PHP_MAIL_CONFIG, TARGET_ADDRESS } from "./rules";
-import { checkedHostName, checkedInteger, checkedPathInside, checkedString } from "./render-checks";
+import { checkedHostName, checkedInteger, checkedIpAddress, checkedPathInside, checkedString } from "./render-checks";
 import { exitReason, makeDirectories, readIfExists, runChild, runCommand, toolEnv, writeAtomically, writeFilesAtomically } from "./system";
 
 // Email on the machine that hosts the accounts (docs/email.md "What the panel writes where"):
@@ -28,6 +28,10 @@ import { exitReason, makeDirectories, readIfExists, runChild, runCommand, toolEn
 //                                     SASL logins that may send as the domain (its account's mailboxes)
 //   MAIL_MAPS_DIR/dkim_selectors      rspamd's dkim_signing selector_map: `<domain> <selector>`, the
 //                                     key each domain signs with
+//   MAIL_MAPS_DIR/moving_domains      Postfix check_recipient_access: 450 for a domain in a move's
+//                                     final pass and switch (its mail deferred: docs/email.md "Moves")
+//   MAIL_MAPS_DIR/relay_domains       Postfix relay_domains and transport_maps: a moved account's
+//   MAIL_MAPS_DIR/transport           domains, relayed to the move's target while the forward lasts
 //   MAIL_MAPS_DIR/dkim/<domain>.<selector>.key   the DKIM private keys, made here (makeDkimKey):
 //                                     they never leave this machine; only the public key is answered
 //   HOME/.msmtprc                     the account's PHP login (its Linux user's alone, 0400): PHP's
@@ -119,6 +123,16 @@ export interface MailTables {
   dkim_selectors: string;
   /** Postfix's check_recipient_access: a 450 for every domain moving away from this machine. */
   moving_domains: string;
+  /** Postfix's relay_domains: the domains whose mail this machine relays to a move's target. */
+  relay_domains: string;
+  /** Postfix's transport_maps: where each of those goes (`relay:[address]:port`). */
+  transport: string;
+}
+
+/** A domain this machine forwards to a move's target (./forwards.ts); target null: a forward kept by a version before mail was relayed. */
+export interface ForwardedDomain {
+  domain: string;
+  target: string | null;
 }
 
 /** The folder of the home that holds the account's maildirs. */
@@ -130,17 +144,18 @@ export const maildirOf = (username: string, domain: string, localPart: string) =
 /**
  * The machine's tables from every account's mail. Throws (naming the value) when any value
  * fails its rule, or when two accounts claim one domain: nothing is written then.
- * `forwardedDomains`: the domains this machine forwards to a move's target (./forwards.ts), whose
- * mail it defers as well until the forward ends.
+ * `forwarded`: the domains this machine forwards to a move's target (./forwards.ts). While the
+ * account's mail is still here (the switch, before the cleaning took it) their mail is deferred;
+ * once it is gone, relayed to the target on `smtpPort` (the target serves it by then).
  */
-export function renderMailTables(accounts: RenderedAccount[], forwardedDomains: string[] = []): MailTables {
+export function renderMailTables(accounts: RenderedAccount[], forwarded: ForwardedDomain[] = [], smtpPort = 25): MailTables {
   const domains = new Map<string, string>();
   const mailboxLines: string[] = [];
   const aliasLines: string[] = [];
   const passwdLines: string[] = [];
   const selectorLines: string[] = [];
   const senderLines: string[] = [];
-  const moving = new Set(forwardedDomains.map(domainOf));
+  const moving = new Set<string>();
   for (const account of accounts) {
     const uid = checkedInteger(RENDERER, "uid", account.uid, 1, 2 ** 31 - 2);
     const gid = checkedInteger(RENDERER, "gid", account.gid, 1, 2 ** 31 - 2);
@@ -196,6 +211,13 @@ export function renderMailTables(accounts: RenderedAccount[], forwardedDomains: 
       selectorLines.push(`${domain} ${selectorOf(key.selector)}`);
     }
   }
+  const relayed = new Map<string, string>();
+  for (const forward of forwarded) {
+    const domain = domainOf(forward.domain);
+    if (domains.has(domain) || forward.target === null) moving.add(domain);
+    else relayed.set(domain, checkedIpAddress(RENDERER, "relay target", forward.target, 4));
+  }
+  const port = checkedInteger(RENDERER, "relay port", smtpPort, 1, 65535);
   const table = (lines: string[]) => `${MAIL_HEADER}\n${[...lines].sort().join("\n")}${lines.length ? "\n" : ""}`;
   return {
     virtual_domains: table([...domains.keys()].map((domain) => `${domain} OK`)),
@@ -207,6 +229,8 @@ export function renderMailTables(accounts: RenderedAccount[], forwardedDomains: 
     // A sender's server keeps a deferred message and tries again; by then the domain's MX (its
     // TTL lowered for the move) names the target. Nothing lands in a maildir left behind.
     moving_domains: table([...moving].map((domain) => `${domain} 450 4.3.2 Mail for ${domain} is moving to another server; try again later`)),
+    relay_domains: table([...relayed.keys()].map((domain) => `${domain} OK`)),
+    transport: table([...relayed].map(([domain, target]) => `${domain} relay:[${target}]:${port}`)),
   };
 }
 
@@ -214,7 +238,7 @@ export function renderMailTables(accounts: RenderedAccount[], forwardedDomains: 
 
 const accountsDir = () => path.join(env().dataDir, "mail-accounts");
 const accountFile = (username: string) => path.join(accountsDir(), `${username}.json`);
-const POSTFIX_TABLES = ["virtual_domains", "virtual_mailboxes", "virtual_aliases", "sender_logins", "moving_domains"] as const;
+export const POSTFIX_TABLES = ["virtual_domains", "virtual_mailboxes", "virtual_aliases", "sender_logins", "moving_domains", "relay_domains", "transport"] as const;
 
 interface KeptState {
   suspended: boolean;
@@ -318,7 +342,7 @@ async function rebuild(changing: string | null): Promise<number | null> {
     account.mail = { ...account.mail, dkim: present };
     account.phpLoginHash = (await readIfExists(phpLoginHashFile(account.username)))?.trim() || null;
   }
-  const tables = renderMailTables(accounts, await forwardedDomains());
+  const tables = renderMailTables(accounts, await forwardedDomains(), config.smtpPort);
   // Postfix and Dovecot's own user pass through it (mkdir's mode alone is cut by the panel's umask).
   await makeDirectories(config.mapsDir, 0o755);
   const dovecotGid = groups.get(config.dovecotGroup);
@@ -520,16 +544,20 @@ const hasMail = (mail: AccountMail | null | undefined): mail is AccountMail => B
 // one small file, so a rebuild does not read every site's file to find the few forwards.
 const forwardsFile = () => path.join(env().dataDir, "mail-forwards.json");
 
-async function keptForwards(): Promise<Record<string, string>> {
+/** A forward kept here: when it ends, and the target (a bare end: kept by a version before mail was relayed). */
+type KeptForward = { until: string; target: string } | string;
+
+async function keptForwards(): Promise<Record<string, KeptForward>> {
   const text = await readIfExists(forwardsFile());
-  return text === null ? {} : (JSON.parse(text) as Record<string, string>);
+  return text === null ? {} : (JSON.parse(text) as Record<string, KeptForward>);
 }
 
 /** The forwarded domains whose forward has not ended. */
-async function forwardedDomains(now = Date.now()): Promise<string[]> {
+async function forwardedDomains(now = Date.now()): Promise<ForwardedDomain[]> {
   return Object.entries(await keptForwards())
-    .filter(([, until]) => Date.parse(until) > now)
-    .map(([domain]) => domain);
+    .map(([domain, kept]) => (typeof kept === "string" ? { domain, until: kept, target: null } : { domain, ...kept }))
+    .filter((forward) => Date.parse(forward.until) > now)
+    .map(({ domain, target }) => ({ domain, target }));
 }
 
 /** Keeps `mail` as the account's state here (none: its file goes); the previous text when that changed anything, false when not. */
@@ -661,14 +689,18 @@ export async function applyAllMail(accounts: { username: string; suspended: bool
 
 /**
  * The forwards of this machine changed (a move's switch made them, or their end came): the mail it
- * defers follows. `added`: domains forwarded until `until`; `removed`: domains no longer forwarded.
+ * defers or relays follows. `added`: domains forwarded to `target` until `until`; `removed`:
+ * domains no longer forwarded.
  */
-export async function applyForwardedMail(change: { added?: string[]; until?: string; removed?: string[] }): Promise<void> {
+export async function applyForwardedMail(change: { added: string[]; target: string; until: string } | { removed: string[] }): Promise<void> {
   if (!mailServerEnabled()) return;
   await inTurn(async () => {
     const forwards = await keptForwards();
-    for (const domain of change.added ?? []) forwards[domainOf(domain)] = new Date(change.until!).toISOString();
-    for (const domain of change.removed ?? []) delete forwards[domain];
+    if ("added" in change) {
+      const until = new Date(change.until).toISOString();
+      for (const domain of change.added) forwards[domainOf(domain)] = { until, target: change.target };
+    }
+    if ("removed" in change) for (const domain of change.removed) delete forwards[domain];
     await writeAtomically(forwardsFile(), JSON.stringify(forwards), 0o600);
     await rebuild(null);
   });

@@ -10,24 +10,32 @@ import { applyForwards, removeForwards } from "@/lib/provisioning/forwards";
 import { type AccountState, ensureAccount } from "@/lib/provisioning/reconcile";
 import { removeAccountMail } from "@/lib/provisioning/mail";
 import { type MailServers, startMailServers } from "../support/mail-servers";
+import { type SmtpSink, startSmtpSink } from "../support/smtp-sink";
 import { waitFor } from "../support/wait";
 import { removeLinuxUsers, startWebServers, type WebServers } from "../support/web-servers";
 
 // A move's source never takes mail into the copy it is about to leave (docs/email.md "Moves"):
-// from the hold for the final pass, through the switch and while its sites forward to the target,
-// every recipient of the account's domains gets 450 at RCPT (the sender tries again, by then at
-// the target). The provisioning functions the move's steps call on the source (ensureAccount with
-// the held state, forward.apply, the cleaning's removeAccountMail, forward.remove) against this
-// file's own Postfix and nginx. Seen to fail before moving_domains existed: delivered while held.
+// from the hold for the final pass through the switch, every recipient of the account's domains
+// gets 450 at RCPT (the sender tries again); once the cleaning took the account's mail off the
+// source, the source relays its domains' mail to the target until the forward ends. The
+// provisioning functions the move's steps call on the source (ensureAccount with the held state,
+// forward.apply, the cleaning's removeAccountMail, forward.remove) against this file's own
+// Postfix and nginx; the target is an SMTP sink on 127.0.0.2 at the Postfix's port. Seen to fail
+// before moving_domains existed (delivered while held), and before the relay (450 while the
+// forward lasted).
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-mail-moving-"));
 fs.chmodSync(root, 0o755);
 const username = "mvmail";
+/** The move's target: every hosting machine's Postfix receives on one port (MAIL_SMTP_PORT). */
+const target = "127.0.0.2";
 let mail: MailServers;
 let web: WebServers;
+let targetMail: SmtpSink;
 
 before(async () => {
   [mail, web] = await Promise.all([startMailServers(root), startWebServers(path.join(root, "web"))]);
+  targetMail = await startSmtpSink(target, mail.smtpPort);
   Object.assign(process.env, {
     ...mail.env,
     ...web.env,
@@ -39,7 +47,7 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all([mail?.stop(), web?.stop()]);
+  await Promise.all([mail?.stop(), web?.stop(), targetMail?.stop()]);
   removeLinuxUsers([username]);
   fs.rmSync(root, { recursive: true, force: true });
 });
@@ -82,7 +90,7 @@ function rcptAnswer(transcript: string): string {
 const maildirNew = path.join(root, "home", username, "mail", "moving.example", "box", "new");
 const delivered = () => (fs.existsSync(maildirNew) ? fs.readdirSync(maildirNew).length : 0);
 
-test("the source defers the account's mail from the hold for the final pass until its forward ends", async () => {
+test("the source defers the account's mail from the hold for the final pass, then relays it to the target until its forward ends", async () => {
   await ensureAccount({ state: state(false), phpVersions: [] });
   assert.match(rcptAnswer(await sendMail("before the move")), /^250 /);
   await waitFor("the message before the move in the maildir", async () => delivered() === 1, 10_000);
@@ -91,15 +99,24 @@ test("the source defers the account's mail from the hold for the final pass unti
   await ensureAccount({ state: state(true), phpVersions: [] });
   assert.match(rcptAnswer(await sendMail("during the final pass")), /^450 4\.3\.2 .*moving to another server/);
 
-  // The switch: the source's sites forward to the target; the cleaning takes the account's mail off.
-  await applyForwards({ target: "192.0.2.3", until: new Date(Date.now() + 600_000).toISOString(), sites: [{ domain: "moving.example", server_names: ["moving.example", "www.moving.example"] }] });
+  // The switch: the source's sites forward to the target; the account's mail is still here
+  // (the cleaning has not taken it yet), so it is still deferred.
+  await applyForwards({ target, until: new Date(Date.now() + 600_000).toISOString(), sites: [{ domain: "moving.example", server_names: ["moving.example", "www.moving.example"] }] });
+  assert.match(rcptAnswer(await sendMail("in the switch")), /^450 4\.3\.2 /);
+
+  // The cleaning takes the account's mail off the source: from then on it goes to the target.
   await removeAccountMail({ username });
-  assert.match(rcptAnswer(await sendMail("while the source forwards")), /^450 4\.3\.2 /);
+  assert.match(rcptAnswer(await sendMail("while the source forwards")), /^250 /);
+  await waitFor("the message relayed to the target", async () => targetMail.messages.length === 1, 15_000).catch((error) => assert.fail(`${error.message}\n${mail.logs()}`));
+  assert.deepEqual(targetMail.messages[0].to, ["box@moving.example"]);
+  assert.equal(targetMail.messages[0].from, "sender@elsewhere.example");
+  assert.match(targetMail.messages[0].data, /^Subject: while the source forwards\r$/m);
 
   // The forward's end: this machine hosts the domain no more.
   await removeForwards({ domains: ["moving.example"] });
   assert.match(rcptAnswer(await sendMail("after the forward")), /^5\d\d /);
   assert.equal(delivered(), 1, "only the message from before the move is in the source's copy");
+  assert.equal(targetMail.messages.length, 1, "only the message sent while the forward lasted went to the target");
 });
 
 test("a held account served again (a switch that failed) receives again", async () => {

@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { MAIL_HEADER } from "@/lib/provisioning/mail";
+import { MAIL_HEADER, POSTFIX_TABLES } from "@/lib/provisioning/mail";
 import { freePort } from "./server";
 
 // A private Postfix and Dovecot 2.3 for the email tests: own configuration, queue, data and
@@ -259,6 +259,9 @@ export async function startMailServers(root: string): Promise<MailServers> {
       // before the relay check (a domain whose mail left this machine is no longer local here),
       // and first in the recipient checks (below), which the submission services keep.
       `smtpd_relay_restrictions = check_recipient_access ${map("moving_domains")}, reject_unauth_destination`,
+      // A moved account's domains while its forward lasts: relayed to the move's target.
+      `relay_domains = ${map("relay_domains")}`,
+      `transport_maps = ${map("transport")}`,
       `virtual_mailbox_domains = ${map("virtual_domains")}`,
       `virtual_mailbox_maps = ${map("virtual_mailboxes")}`,
       `virtual_alias_maps = ${map("virtual_aliases")}`,
@@ -291,7 +294,7 @@ export async function startMailServers(root: string): Promise<MailServers> {
     `127.0.0.1:${smtpPort} inet n - n - - smtpd\n${submissionService(`127.0.0.1:${submissionPort}`, false, rspamdPort, policySocket)}${submissionService(`127.0.0.1:${smtpsPort}`, true, rspamdPort, policySocket)}${MASTER_SERVICES}`,
   );
   const postmap = ["postmap", "-c", dirs.postfix];
-  for (const name of ["virtual_domains", "virtual_mailboxes", "virtual_aliases", "sender_logins", "moving_domains"]) {
+  for (const name of POSTFIX_TABLES) {
     fs.writeFileSync(path.join(dirs.maps, name), `${MAIL_HEADER}\n`, { mode: 0o640 });
     execFileSync(postmap[0], [...postmap.slice(1), "--", map(name)]);
   }
@@ -439,6 +442,7 @@ service lmtp {
       MAIL_DOVECOT_GROUP: "dovecot",
       MAIL_POLICY_SOCKET: policySocket,
       MAIL_SUBMISSION_PORT: String(submissionPort),
+      MAIL_SMTP_PORT: String(smtpPort),
     },
     postfixConfigDir: dirs.postfix,
     logs,

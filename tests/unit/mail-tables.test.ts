@@ -113,6 +113,28 @@ test("every value is checked again: hostile local parts, domains, targets, hashe
   assert.throws(() => renderMailTables([account({}, { aliases: [{ localPart: "x", domain: "alice.example", targets: [] }] })]), /no targets/);
 });
 
+test("a forwarded domain: deferred while its account's mail is here, then relayed to the move's target; a hostile target refused", () => {
+  const header = "# Written by the hosting panel from its records; edit through the panel.\n";
+  const forwarded = [{ domain: "alice.example", target: "192.0.2.7" }];
+  // In the switch: the account's mail is still here.
+  const during = renderMailTables([account()], forwarded, 2525);
+  assert.equal(during.moving_domains, `${header}alice.example 450 4.3.2 Mail for alice.example is moving to another server; try again later\n`);
+  assert.equal(during.relay_domains, header);
+  assert.equal(during.transport, header);
+  // After the cleaning: relayed, and no longer a virtual domain here.
+  const after = renderMailTables([], forwarded, 2525);
+  assert.equal(after.moving_domains, header);
+  assert.equal(after.relay_domains, `${header}alice.example OK\n`);
+  assert.equal(after.transport, `${header}alice.example relay:[192.0.2.7]:2525\n`);
+  assert.equal(after.virtual_domains, header);
+  // A forward kept by a version before the relay (no target): deferred until it ends.
+  assert.match(renderMailTables([], [{ domain: "alice.example", target: null }]).moving_domains, /^alice\.example 450 /m);
+  for (const target of ["192.0.2.7]:25\nevil.example", "smtp:evil.example", "::1", ""]) {
+    assertRefused(() => renderMailTables([], [{ domain: "alice.example", target }]), "relay target");
+  }
+  assertRefused(() => renderMailTables([], [{ domain: "alice.example\nevil.example", target: "192.0.2.7" }]), "mail domain");
+});
+
 test("doveadm quota get's table is read strictly: the header, one STORAGE row, a whole number of KiB; anything else is refused", () => {
   const header = "Quota name\tType\tValue\tLimit\t%";
   const table = (...rows: string[]) => `${[header, ...rows].join("\n")}\n`;
