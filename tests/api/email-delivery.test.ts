@@ -41,6 +41,12 @@ after(async () => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
+/**
+ * rspamd's test pattern for an action: X (GTUBE itself) rejects; Y adds the spam header, enabled
+ * in the tests' rspamd only (tests/support/mail-servers.ts).
+ */
+const GTUBE = (letter: "X" | "Y") => `${letter}JS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X`;
+
 /** swaks's whole conversation (it exits non-zero when the server refuses: the transcript says how). */
 function sendMail(to: string, subject: string): Promise<string> {
   return sendMailWith(to, subject, ["--body", `the body of ${subject}`]);
@@ -322,6 +328,21 @@ for (const backend of machineBackends("pglite")) {
       assert.deepEqual(await searchInbox(`info@${domain}`, password, own), [], "the catch-all took none of sales@'s mail");
     });
 
+    test("spam: rspamd scores what comes in on port 25 — GTUBE refused at DATA and not delivered, the add-header pattern delivered marked, an ordinary message with its score", async () => {
+      const ordinary = `scored-${randomBytes(4).toString("hex")}`;
+      assert.match(await sendMail(`info@${domain}`, ordinary), /250 2\.0\.0 Ok: queued/);
+      assert.match(await readDelivered(`info@${domain}`, password, ordinary), /^X-Spam-Status: No, score=-?\d+\.\d+/m);
+
+      const rejected = `gtube-${randomBytes(4).toString("hex")}`;
+      const refusal = await sendMailWith(`info@${domain}`, rejected, ["--body", `${GTUBE("X")}\n`]);
+      assert.match(refusal, /<\*\* 554 5\.7\.1 /, refusal);
+      const marked = `marked-${randomBytes(4).toString("hex")}`;
+      assert.match(await sendMailWith(`info@${domain}`, marked, ["--body", `${GTUBE("Y")}\n`]), /250 2\.0\.0 Ok: queued/);
+      const message = await readDelivered(`info@${domain}`, password, marked);
+      assert.match(message, /^X-Spam: Yes\r?$/m, message);
+      assert.deepEqual(await searchInbox(`info@${domain}`, password, rejected), [], "the refused message is nowhere");
+    });
+
     test("the mail domain has a DKIM key made on the machine: root's and rspamd's alone, its public half in the zone as TXT split into 255-byte strings", async () => {
       const domains = await client().get("/api/client/email/domains");
       assert.equal(domains.status, 200);
@@ -351,6 +372,7 @@ for (const backend of machineBackends("pglite")) {
       assert.match(transcript, /STARTTLS/);
       const message = await readDelivered(`sales@${domain}`, password, token);
       assert.deepEqual(dkimSignatures(message), [{ d: domain, s: firstSelector }], message);
+      assert.doesNotMatch(message, /^X-Spam-Status:/m, "submitted mail is signed, not stamped");
       assert.equal(verifyDkim(message, zoneTxtRecords(zoneFile(), domain)), true);
       // The same message altered fails: the verdict is about this message.
       assert.equal(verifyDkim(message.replace(`the body of ${token}`, "another body"), zoneTxtRecords(zoneFile(), domain)), false);

@@ -129,7 +129,11 @@ function writeRspamdConfig(dirs: { rspamd: string }, mapsDir: string, port: numb
   const suffixes = path.join(dirs.rspamd, "effective_tld_names.dat");
   fs.writeFileSync(suffixes, "com\nnet\norg\nexample\ninvalid\ntest\n");
   fs.writeFileSync(path.join(local, "dkim_signing.conf"), rspamdDkimSigning(mapsDir));
-  fs.writeFileSync(path.join(local, "options.inc"), `${RSPAMD_OPTIONS}url_tld = "${suffixes}";\n`);
+  fs.writeFileSync(path.join(local, "actions.conf"), RSPAMD_ACTIONS);
+  fs.writeFileSync(path.join(local, "milter_headers.conf"), RSPAMD_MILTER_HEADERS);
+  // Tests only: rspamd's test patterns for every action (GTUBE's variants: add header, rewrite
+  // subject), not only reject's, so a test reaches each action without real spam.
+  fs.writeFileSync(path.join(local, "options.inc"), `${RSPAMD_OPTIONS}url_tld = "${suffixes}";\nenable_test_patterns = true;\n`);
   const conf = path.join(dirs.rspamd, "rspamd.conf");
   fs.writeFileSync(
     conf,
@@ -176,6 +180,25 @@ allow_envfrom_empty = false;
 try_fallback = false;
 selector_map = "${mapsDir}/dkim_selectors";
 path = "${mapsDir}/dkim/$domain.$selector.key";
+`;
+
+/**
+ * local.d/actions.conf (docs/email.md "Spam"): Debian's thresholds (reject at 15, a header at 6)
+ * without greylisting, which needs Redis.
+ */
+export const RSPAMD_ACTIONS = `# The hosting panel's spam actions (docs/email.md "Spam"): no greylisting (it needs Redis).
+greylist = null;
+`;
+
+/**
+ * local.d/milter_headers.conf: every message scanned on its way in says its score
+ * (X-Spam-Status), mail from this machine's own addresses included — a site's script is not
+ * trusted for being local. Authenticated (submitted) mail is not stamped.
+ */
+export const RSPAMD_MILTER_HEADERS = `# The hosting panel's spam headers (docs/email.md "Spam").
+use = ["x-spam-status"];
+skip_local = false;
+skip_authenticated = true;
 `;
 
 /** local.d/options.inc: the selector map is looked at every second (a tenth of the interval), not every 30 s. */
@@ -275,9 +298,13 @@ export async function startMailServers(root: string): Promise<MailServers> {
       `smtpd_sasl_path = ${authSocket}`,
       `smtpd_tls_chain_files = ${tlsKey}, ${tlsCert}`,
       "smtpd_tls_security_level = may",
-      // rspamd signs what is submitted (the submission services below name it); nothing passes
-      // while it does not answer: mail waits in the sender's queue rather than leaving unsigned.
+      // rspamd signs what is submitted (the submission services below name it again) and scores
+      // what comes in; nothing passes while it does not answer: mail waits in the sender's queue
+      // rather than leaving unsigned or unscanned.
       "milter_default_action = tempfail",
+      // Incoming mail on port 25 is scored by rspamd too (docs/email.md "Spam"): over its reject
+      // threshold refused at DATA, over its header threshold delivered marked.
+      `smtpd_milters = inet:127.0.0.1:${rspamdPort}`,
       "milter_protocol = 6",
       `maillog_file_prefixes = ${root}`,
       `maillog_file = ${maillog}`,
