@@ -10,8 +10,8 @@ import { createAccount } from "@/lib/accounts/service";
 import type { Actor } from "@/lib/audit/service";
 import { DKIM_RETIRED_KEEP_MS, sweepRetiredDkimKeys } from "@/lib/email/dkim";
 import { createMailDomain, rotateDkimKey } from "@/lib/email/service";
-import { createTestDatabase, testBackends } from "../support/database";
-import { beatStandInNodes, joinStandInNodes, useStandInNodes } from "../support/stand-in-agent";
+import { testBackends } from "../support/database";
+import { useStandInNodes, withStandInNodes } from "../support/stand-in-agent";
 
 // What the panel stores about DKIM keys (docs/email.md "DKIM"), with a stand-in node answering
 // for the machine (tests/support/stand-in-agent.ts): a mail domain's first key signs at once and is
@@ -35,24 +35,11 @@ after(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
 for (const backend of testBackends()) {
   describe(`DKIM keys of mail domains (${backend})`, () => {
-    async function withNode(run: (db: Database) => Promise<void>) {
-      const database = await createTestDatabase(backend);
-      const connection = await database.open();
-      try {
-        await joinStandInNodes(connection.db, { n2: "192.0.2.2" });
-        await beatStandInNodes(connection.db, ["n2"]);
-        await run(connection.db);
-      } finally {
-        await connection.close();
-        await database.drop();
-      }
-    }
-
     const txtAt = async (db: Database, domainId: number, name: string) =>
       (await db.select({ content: dnsRecords.content }).from(dnsRecords).where(and(eq(dnsRecords.domainId, domainId), eq(dnsRecords.name, name), eq(dnsRecords.type, "TXT")))).map((row) => row.content);
 
     test("a mail domain's first key signs at once and is in its zone; a rotation publishes, signs, retires the old key for 7 days; the sweep takes out only what is over", async () => {
-      await withNode(async (db) => {
+      await withStandInNodes(backend, { n2: "192.0.2.2" }, async (db) => {
         const account = await createAccount(db, { username: "dk", domain: "dk.example", node: "n2" }, admin);
         const mailDomain = await createMailDomain(db, account.id, { domain: "dk.example" });
         const first = mailDomain.dkim.selector!;

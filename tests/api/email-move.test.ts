@@ -14,8 +14,8 @@ import { createMailbox, createMailDomain } from "@/lib/email/service";
 import { advanceMoves } from "@/lib/moves/driver";
 import { startMoveSchema } from "@/lib/moves/schemas";
 import { cancelMove, startMove } from "@/lib/moves/service";
-import { createTestDatabase, testBackends } from "../support/database";
-import { beatStandInNodes, joinStandInNodes, useStandInNodes } from "../support/stand-in-agent";
+import { testBackends } from "../support/database";
+import { beatStandInNodes, useStandInNodes, withStandInNodes } from "../support/stand-in-agent";
 
 // Mail on a move (docs/email.md "Backups, restores and moves"), with stand-in nodes
 // (tests/support/stand-in-agent.ts): what the panel asks of each node and keeps in its records.
@@ -47,18 +47,7 @@ for (const backend of testBackends()) {
   describe(`mail on a move (${backend})`, () => {
     const tag = backend.slice(0, 2);
 
-    async function withNodes(run: (db: Database) => Promise<void>) {
-      const database = await createTestDatabase(backend);
-      const connection = await database.open();
-      try {
-        await joinStandInNodes(connection.db, { n2: "192.0.2.2", n3: "192.0.2.3" });
-        await run(connection.db);
-      } finally {
-        agent().refuseWhen(() => null);
-        await connection.close();
-        await database.drop();
-      }
-    }
+    const withNodes = (run: (db: Database) => Promise<void>) => withStandInNodes(backend, { n2: "192.0.2.2", n3: "192.0.2.3" }, run);
 
     const beat = (db: Database) => beatStandInNodes(db, ["n2", "n3"]);
     const moveOf = async (db: Database, accountId: number) => (await db.select().from(accountMoves).where(eq(accountMoves.accountId, accountId))).at(-1)!;

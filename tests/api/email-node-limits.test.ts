@@ -8,8 +8,8 @@ import { auditLog, hostingAccounts, nodes } from "@/db/schema";
 import { createAccount } from "@/lib/accounts/service";
 import type { Actor } from "@/lib/audit/service";
 import { recordNodeLimitReached } from "@/lib/email/sending";
-import { createTestDatabase, machineBackends } from "../support/database";
-import { beatStandInNodes, joinStandInNodes, useStandInNodes } from "../support/stand-in-agent";
+import { machineBackends } from "../support/database";
+import { useStandInNodes, withStandInNodes } from "../support/stand-in-agent";
 
 // A node's word that one of its accounts reached its sending limits (the agent's `mail-limit`
 // event, docs/email.md "Sending limits"): the account is flagged and audited as on the panel's own
@@ -35,12 +35,7 @@ after(() => fs.rmSync(scratch, { recursive: true, force: true }));
 for (const backend of machineBackends("postgres")) {
   describe(`sending limits reported by a node (${backend})`, () => {
     test("flags that node's account once, audited as the system; another node's account, local's, or a malformed event: nothing", async () => {
-      const database = await createTestDatabase(backend);
-      const connection = await database.open();
-      const { db } = connection;
-      try {
-        await joinStandInNodes(db, { n2: "192.0.2.2", n3: "192.0.2.3" });
-        await beatStandInNodes(db, ["n2", "n3"]);
+      await withStandInNodes(backend, { n2: "192.0.2.2", n3: "192.0.2.3" }, async (db) => {
         const onN2 = await createAccount(db, { username: "sender2", domain: "sender2.example", node: "n2" }, admin);
         const onN3 = await createAccount(db, { username: "sender3", domain: "sender3.example", node: "n3" }, admin);
         const onLocal = await createAccount(db, { username: "senderl", domain: "senderl.example" }, admin);
@@ -67,10 +62,7 @@ for (const backend of machineBackends("postgres")) {
           audits.map((row) => [row.targetId, row.actorType, row.details]),
           [[onN2.id, "system", { login: "news@sender2.example", period: "hour", limit: 20 }]],
         );
-      } finally {
-        await connection.close();
-        await database.drop();
-      }
+      });
     });
   });
 }

@@ -14,8 +14,8 @@ import { createDnsRecord, updateDnsRecord } from "@/lib/dns/service";
 import { advanceMoves } from "@/lib/moves/driver";
 import { drainNodeSchema, startMoveSchema } from "@/lib/moves/schemas";
 import { cancelMove, drainNode, startMove } from "@/lib/moves/service";
-import { createTestDatabase, testBackends } from "../support/database";
-import { beatStandInNodes, joinStandInNodes, useStandInNodes } from "../support/stand-in-agent";
+import { testBackends } from "../support/database";
+import { beatStandInNodes, useStandInNodes, withStandInNodes } from "../support/stand-in-agent";
 
 // Issue 37, item 1 — what a move stores about DNS, with stand-in nodes (tests/support/stand-in-agent.ts):
 // a queued move lowers the account's records that name its node to MOVE_DNS_TTL (60 s) and keeps
@@ -46,18 +46,7 @@ for (const backend of testBackends()) {
   describe(`a move and the DNS caches (${backend})`, () => {
     const tag = backend.slice(0, 2);
 
-    async function withNodes(run: (db: Database) => Promise<void>) {
-      const database = await createTestDatabase(backend);
-      const connection = await database.open();
-      try {
-        await joinStandInNodes(connection.db, { n2: N2, n3: N3 });
-        await run(connection.db);
-      } finally {
-        agent().refuseWhen(() => null);
-        await connection.close();
-        await database.drop();
-      }
-    }
+    const withNodes = (run: (db: Database) => Promise<void>) => withStandInNodes(backend, { n2: N2, n3: N3 }, run);
 
     const beat = (db: Database) => beatStandInNodes(db, ["n2", "n3"]);
     const moveOf = async (db: Database, accountId: number) => (await db.select().from(accountMoves).where(eq(accountMoves.accountId, accountId))).at(-1)!;

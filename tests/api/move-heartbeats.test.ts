@@ -11,8 +11,8 @@ import type { AppError } from "@/lib/errors";
 import { advanceMoves } from "@/lib/moves/driver";
 import { startMoveSchema } from "@/lib/moves/schemas";
 import { getMove, startMove } from "@/lib/moves/service";
-import { createTestDatabase, testBackends } from "../support/database";
-import { beatStandInNodes, joinStandInNodes, useStandInNodes } from "../support/stand-in-agent";
+import { testBackends } from "../support/database";
+import { beatStandInNodes, useStandInNodes, withStandInNodes } from "../support/stand-in-agent";
 
 // Issue 37, item 0: a move's node is judged at each call from its current heartbeat. The source's
 // first pass is held for longer than the heartbeat limit (15 s) while both nodes keep beating, as
@@ -43,11 +43,7 @@ after(() => fs.rmSync(scratch, { recursive: true, force: true }));
 for (const backend of testBackends()) {
   describe(`a move's nodes judged at each call (${backend})`, () => {
     test(`a pass held ${HELD_MS / 1000} s while the nodes beat: the next call of the step reaches the target, the move switches with no failed attempt`, async () => {
-      const database = await createTestDatabase(backend);
-      const connection = await database.open();
-      const { db } = connection;
-      try {
-        await joinStandInNodes(db, { n2: "192.0.2.2", n3: "192.0.2.3" });
+      await withStandInNodes(backend, { n2: "192.0.2.2", n3: "192.0.2.3" }, async (db) => {
         const beat = () => beatStandInNodes(db, ["n2", "n3"]);
         await beat();
         const account = await createAccount(db, { username: `hb${backend.slice(0, 2)}`, domain: `hb${backend.slice(0, 2)}.example`, node: "n2" }, admin);
@@ -88,10 +84,7 @@ for (const backend of testBackends()) {
         const still = await createAccount(db, { username: `st${backend.slice(0, 2)}`, domain: `st${backend.slice(0, 2)}.example`, node: "n2" }, admin);
         await assert.rejects(getMove(db, still.id), (error: AppError) => error.code === "NOT_FOUND");
         await assert.rejects(getMove(db, 2147483647), (error: AppError) => error.code === "NOT_FOUND");
-      } finally {
-        await connection.close();
-        await database.drop();
-      }
+      });
     });
   });
 }

@@ -11,6 +11,7 @@ import { decodeMessage, encodeMessage, type Job, PROTOCOL_VERSION } from "@/lib/
 import { closePanelBus } from "@/lib/nodes/bus";
 import { createNodeSchema, joinNodeSchema } from "@/lib/nodes/schemas";
 import { createNode, joinNode, recordHeartbeat } from "@/lib/nodes/service";
+import { type Backend, createTestDatabase } from "./database";
 import { freePort } from "./server";
 
 // Nodes for tests of what the panel stores and decides, in the test's own process: a NATS server
@@ -146,9 +147,10 @@ export async function startStandInAgent(url: string): Promise<StandInAgent> {
  * (NATS_URL set for the panel's code in this process) and stopped after them with the panel's
  * own connection. The agent, once started.
  */
+let agent: StandInAgent | undefined;
+
 export function useStandInNodes(root: string): () => StandInAgent {
   let nats: OpenNats | undefined;
-  let agent: StandInAgent | undefined;
   before(async () => {
     nats = await startOpenNats(path.join(root, "nats"));
     process.env.NATS_URL = nats.url;
@@ -165,13 +167,28 @@ export function useStandInNodes(root: string): () => StandInAgent {
 /** A heartbeat as a stand-in node sends it: this panel's protocol, nothing measured. */
 export const standInHeartbeat = { agent_version: "0.0.1", protocol: PROTOCOL_VERSION, disk: null, load: [0, 0, 0] };
 
-/** The nodes `addresses` (name → IPv4) made and joined as their agents would join, each with a key of its own. */
-export async function joinStandInNodes(db: Database, addresses: Record<string, string>): Promise<void> {
-  for (const [name, ipv4] of Object.entries(addresses)) {
-    const created = await createNode(db, createNodeSchema.parse({ name, ipv4 }), { type: "cli" });
-    await joinNode(db, joinNodeSchema.parse({ token: created.enrolment_token, public_key: createUser().getPublicKey(), agent_version: "0.0.1", protocol: PROTOCOL_VERSION }));
-  }
-}
-
 /** A heartbeat of each of the nodes `names`: active from now. */
 export const beatStandInNodes = (db: Queryable, names: string[]) => Promise.all(names.map((name) => recordHeartbeat(db, name, standInHeartbeat)));
+
+/**
+ * Runs `run` on a fresh database of `backend` where the nodes `addresses` (name → IPv4) are made,
+ * joined as their agents would join (each with a key of its own) and active; then the stand-in
+ * agent answers every job again (a refusal the run set does not reach the next) and the database
+ * goes.
+ */
+export async function withStandInNodes(backend: Backend, addresses: Record<string, string>, run: (db: Database) => Promise<void>): Promise<void> {
+  const database = await createTestDatabase(backend);
+  const connection = await database.open();
+  try {
+    for (const [name, ipv4] of Object.entries(addresses)) {
+      const created = await createNode(connection.db, createNodeSchema.parse({ name, ipv4 }), { type: "cli" });
+      await joinNode(connection.db, joinNodeSchema.parse({ token: created.enrolment_token, public_key: createUser().getPublicKey(), agent_version: "0.0.1", protocol: PROTOCOL_VERSION }));
+    }
+    await beatStandInNodes(connection.db, Object.keys(addresses));
+    await run(connection.db);
+  } finally {
+    agent?.refuseWhen(() => null);
+    await connection.close();
+    await database.drop();
+  }
+}
