@@ -8,7 +8,7 @@
 // docs/testing.md "How `npm test` runs" have the figures).
 //
 // Plain JavaScript, run without tsx. Used by scripts/panel.mjs, scripts/start.mjs,
-// tests/support/server.ts and, as `node scripts/bundles.mjs`, by scripts/build-if-needed.mjs
+// tests/support/server.ts and, as `node scripts/bundles.mjs`, by scripts/build-if-needed.ts
 // (npm start, npm test), which makes every bundle once before anything runs.
 //
 // Several processes may find a bundle out of date at once (tests run side by side), and a

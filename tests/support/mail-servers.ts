@@ -186,7 +186,7 @@ path = "${mapsDir}/dkim/$domain.$selector.key";
  * local.d/actions.conf (docs/email.md "Spam"): Debian's thresholds (reject at 15, a header at 6)
  * without greylisting, which needs Redis.
  */
-export const RSPAMD_ACTIONS = `# The hosting panel's spam actions (docs/email.md "Spam"): no greylisting (it needs Redis).
+const RSPAMD_ACTIONS = `# The hosting panel's spam actions (docs/email.md "Spam"): no greylisting (it needs Redis).
 greylist = null;
 `;
 
@@ -195,7 +195,7 @@ greylist = null;
  * (X-Spam-Status), mail from this machine's own addresses included — a site's script is not
  * trusted for being local. Authenticated (submitted) mail is not stamped.
  */
-export const RSPAMD_MILTER_HEADERS = `# The hosting panel's spam headers (docs/email.md "Spam").
+const RSPAMD_MILTER_HEADERS = `# The hosting panel's spam headers (docs/email.md "Spam").
 use = ["x-spam-status"];
 skip_local = false;
 skip_authenticated = true;

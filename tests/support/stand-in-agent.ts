@@ -142,13 +142,14 @@ export async function startStandInAgent(url: string): Promise<StandInAgent> {
   };
 }
 
+/** The stand-in agent of this test file, once useStandInNodes started it. */
+let agent: StandInAgent | undefined;
+
 /**
  * For a test file: an open NATS under `root` and the stand-in agent, started before its tests
  * (NATS_URL set for the panel's code in this process) and stopped after them with the panel's
  * own connection. The agent, once started.
  */
-let agent: StandInAgent | undefined;
-
 export function useStandInNodes(root: string): () => StandInAgent {
   let nats: OpenNats | undefined;
   before(async () => {
