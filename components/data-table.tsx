@@ -1,6 +1,6 @@
 "use client";
 
-import { type ColumnDef, flexRender, getCoreRowModel, useReactTable } from "@tanstack/react-table";
+import { type ColumnDef, getCoreRowModel, useReactTable } from "@tanstack/react-table";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useEffect, useState, useTransition } from "react";
 
@@ -19,6 +19,16 @@ import { useEffect, useState, useTransition } from "react";
 export interface PrivateSearch<Row> {
   applies: (term: string) => boolean;
   run: (term: string) => Promise<{ rows: Row[]; total: number; note: string | null }>;
+}
+
+/**
+ * A column's header or cell: its template called, not mounted. The pages make their columns anew
+ * on each render, and TanStack's flexRender mounts a function as a component: a new function is a
+ * new component, so each render — the refresh after every row action — mounted every cell anew and
+ * lost its state, a row's refusal under its Delete button with it. Templates use no hooks.
+ */
+function drawn<Context>(template: ((context: Context) => React.ReactNode) | React.ReactNode, context: Context): React.ReactNode {
+  return typeof template === "function" ? template(context) : template;
 }
 
 /** "11–13 of 13": the rows shown and the total, as the pager says it. */
@@ -139,7 +149,7 @@ export function DataTable<Row>({
               {table.getHeaderGroups().map((group) => (
                 <tr key={group.id}>
                   {group.headers.map((header) => (
-                    <th key={header.id}>{flexRender(header.column.columnDef.header, header.getContext())}</th>
+                    <th key={header.id}>{drawn(header.column.columnDef.header, header.getContext())}</th>
                   ))}
                 </tr>
               ))}
@@ -149,7 +159,7 @@ export function DataTable<Row>({
                 <tr key={row.id}>
                   {row.getVisibleCells().map((cell, index) => (
                     <td key={cell.id} data-label={headerLabels[index] || undefined}>
-                      {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                      {drawn(cell.column.columnDef.cell, cell.getContext())}
                     </td>
                   ))}
                 </tr>
