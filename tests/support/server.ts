@@ -31,11 +31,12 @@ const EXIT_WITH_PARENT = path.join(import.meta.dirname, "exit-with-parent.mjs");
  * `env` is laid over this process's environment; a name given as undefined is left out.
  * `nodeArgs`: flags for the server's node process, e.g. `--cpu-prof`. Node runs the server's
  * bundle (scripts/bundles.mjs) as `npm start` does, with no loader: through tsx a start took twice
- * the CPU (docs/testing.md "How `npm test` runs").
+ * the CPU (docs/testing.md "How `npm test` runs"). With --liftoff-only, as the test files run: a
+ * test server lives for one file, too short for V8's optimizing compiles of PGlite to pay back.
  */
 export async function startServer(env: Record<string, string | undefined>, nodeArgs: string[] = []): Promise<TestServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, "--import", EXIT_WITH_PARENT, await bundleEntry("server")], {
+  const child = spawn(process.execPath, ["--liftoff-only", ...nodeArgs, "--import", EXIT_WITH_PARENT, await bundleEntry("server")], {
     env: {
       ...process.env,
       NODE_ENV: "production",
