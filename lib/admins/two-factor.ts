@@ -1,7 +1,6 @@
 import { createHash, randomInt } from "node:crypto";
 import { and, count, eq, isNull, lt, or, sql } from "drizzle-orm";
 import { Secret, TOTP } from "otpauth";
-import QRCode from "qrcode";
 import type { Database, Queryable } from "@/db/client";
 import { adminRecoveryCodes, adminUsers } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
@@ -92,6 +91,8 @@ export async function beginTwoFactorSetup(db: Database, id: number): Promise<Two
     return admin.email;
   });
   const otpauthUri = totpOf(secret, email).toString();
+  // Loaded here, the one place that draws a QR code: not by every process importing this module.
+  const { default: QRCode } = await import("qrcode");
   return { secret, otpauthUri, qrSvg: await QRCode.toString(otpauthUri, { type: "svg", margin: 1 }) };
 }
 

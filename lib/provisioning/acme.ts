@@ -3,11 +3,17 @@ import fs from "node:fs/promises";
 import http from "node:http";
 import https from "node:https";
 import path from "node:path";
-import * as acme from "acme-client";
+import type * as Acme from "acme-client";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { reloadNginx } from "./nginx";
 import { makeDirectories, readIfExists, writeAtomically } from "./system";
+
+/**
+ * acme-client, loaded when a certificate is first ordered or requested: it takes about half a
+ * second to load, which every command and test process importing this module would pay otherwise.
+ */
+const loadAcme = () => import("acme-client");
 
 // Certificates by ACME HTTP-01 (acme-client's lower-level calls, not its auto(): auto() first
 // fetches each challenge itself on port 80 through the system resolver, which is not where the
@@ -149,6 +155,7 @@ export async function issueCertificate(
   machine: CertificateMachine,
   site: { domain: string; names: string[] },
 ): Promise<InstalledCertificate> {
+  const acme = await loadAcme();
   const client = new acme.Client({
     directoryUrl: settings.directoryUrl,
     accountKey: await accountKey(settings.certsDir),
@@ -188,7 +195,7 @@ export async function issueCertificate(
 }
 
 /** The CA's reason for rejecting `name`'s challenge (its `error.detail`), when it gives one. */
-async function challengeError(client: acme.Client, order: acme.Order, name: string): Promise<string | null> {
+async function challengeError(client: Acme.Client, order: Acme.Order, name: string): Promise<string | null> {
   try {
     const authorization = (await client.getAuthorizations(order)).find((entry) => entry.identifier.value === name);
     const problem = authorization?.challenges.find((challenge) => challenge.error)?.error as { detail?: string } | undefined;
@@ -205,7 +212,7 @@ async function accountKey(certsDir: string): Promise<Buffer> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
-  const key = await acme.crypto.createPrivateEcdsaKey("P-256");
+  const key = await (await loadAcme()).crypto.createPrivateEcdsaKey("P-256");
   await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   await writeAtomically(file, key.toString(), 0o600);
   // Another instance may have raced us to it: whichever rename landed last is the key.
@@ -216,7 +223,7 @@ async function accountKey(certsDir: string): Promise<Buffer> {
 let trustedBundle: string | null = null;
 async function trustCaBundle(bundlePath: string | null) {
   if (bundlePath === trustedBundle) return;
-  acme.axios.defaults.httpsAgent = bundlePath ? new https.Agent({ ca: await fs.readFile(bundlePath) }) : undefined;
+  (await loadAcme()).axios.defaults.httpsAgent = bundlePath ? new https.Agent({ ca: await fs.readFile(bundlePath) }) : undefined;
   trustedBundle = bundlePath;
 }
 
@@ -275,6 +282,7 @@ export function localMachine(files: TlsFiles): CertificateMachine {
     async request(domain, names) {
       if (!Array.isArray(names) || names.length === 0 || names.length > 100) throw new AcmeError(`${domain}: no names to certify`);
       for (const name of names) checked("a host name", name, HOST_NAME);
+      const acme = await loadAcme();
       const keyFile = requestKeyPath(files.certsDir, domain);
       // A request made again (a job delivered twice, an order retried) reuses the key waiting.
       let key = await readIfExists(keyFile);

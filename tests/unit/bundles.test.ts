@@ -51,10 +51,8 @@ test("a source newer than a bundle makes a new one; otherwise the bundle is used
   }
 });
 
-test("`node agent`'s part of the bundle imports no database client, ORM or web framework", () => {
-  const { outputs } = bringUpToDate();
-  const agentChunk = outputs.find((name) => /^cli-.*\.mjs$/.test(name));
-  assert.ok(agentChunk, "lib/agent/cli.ts is a chunk of its own");
+/** The packages `chunk` and the chunks it imports statically import, loaded with it. */
+function packagesLoadedWith(chunk: string): Set<string> {
   const packages = new Set<string>();
   const seen = new Set<string>();
   const visit = (name: string) => {
@@ -66,9 +64,30 @@ test("`node agent`'s part of the bundle imports no database client, ORM or web f
       else packages.add(specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/"));
     }
   };
-  visit(agentChunk);
+  visit(chunk);
+  return packages;
+}
+
+test("`node agent`'s part of the bundle imports no database client, ORM or web framework", () => {
+  const { outputs } = bringUpToDate();
+  const agentChunk = outputs.find((name) => /^cli-.*\.mjs$/.test(name));
+  assert.ok(agentChunk, "lib/agent/cli.ts is a chunk of its own");
+  const packages = packagesLoadedWith(agentChunk);
   assert.ok(packages.has("@nats-io/transport-node"), `it reads its imports: ${[...packages]}`);
   for (const forbidden of ["postgres", "drizzle-orm", "@electric-sql/pglite", "next", "react", "next-auth"]) {
     assert.ok(!packages.has(forbidden), `the agent's chunks import ${forbidden}`);
   }
+});
+
+test("the panel's commands load acme-client and mysql2 only when one uses them, and qrcode never", () => {
+  const { outputs } = bringUpToDate();
+  const panelChunk = outputs.find((name) => /^panel-.*\.mjs$/.test(name));
+  assert.ok(panelChunk, "lib/cli/panel.ts is a chunk of its own");
+  const packages = packagesLoadedWith(panelChunk);
+  assert.ok(packages.has("@electric-sql/pglite"), `it reads its imports: ${[...packages]}`);
+  const code = outputs.filter((name) => name.endsWith(".mjs")).map((name) => fs.readFileSync(path.join(outDir, name), "utf8")).join("\n");
+  for (const lazy of ["acme-client", "mysql2", "qrcode"]) assert.ok(!packages.has(lazy), `${lazy} is loaded with every command`);
+  // Commands do order certificates and make databases; no command draws a QR code.
+  assert.match(code, /import\("acme-client"\)/, "acme-client is imported where it is used");
+  assert.match(code, /import\("mysql2\/promise"\)/, "mysql2 is imported where it is used");
 });
