@@ -1,17 +1,16 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { buildIfNeeded } from "./build-if-needed";
 import { changedFiles, testsReaching } from "./test-graph";
 
-// `npm test`: build when needed, then every test file under tests/ (node:test through tsx) and
-// the Playwright suite under e2e/, side by side, TEST_CONCURRENCY at a time (default 3 on 2
-// cores: docs/testing.md), longest first; the few that cannot share the machine (RUNS_ALONE) run
-// one by one after the others. Each file is a node process of its own whose output is printed
-// whole when it ends — a file that runs on both backends (every use of testBackends() a
-// `for (const backend of testBackends())` loop) as two, one per backend, so its halves run side
-// by side too; the node runner's closing lines add them up. The Playwright suite is one more
-// process of the pool; its output comes after those lines, so the run ends with its summary.
+// `npm test`: build when needed, then every test file under tests/ (node:test through tsx), then
+// the Playwright suite under e2e/. Files run side by side, TEST_CONCURRENCY at a time (default
+// 3 on 2 cores: docs/testing.md), longest first; the few that cannot share the machine
+// (RUNS_ALONE) run one by one after the others. Each file is a node process of its own whose
+// output is printed whole when it ends — a file that runs on both backends (every use of
+// testBackends() a `for (const backend of testBackends())` loop) as two, one per backend, so its
+// halves run side by side too; the closing lines add them up.
 //
 //   npm test                       everything (what CI runs)
 //   npm test -- FILE…              these files only (no Playwright)
@@ -31,24 +30,17 @@ const FILE_TIMEOUT_MS = 15 * 60_000;
 const durationsFile = path.join(".tmp", "test-durations.json");
 const recordedDurations = "tests/durations.json";
 
-/** The Playwright suite's name among the jobs (and in the durations). */
-const PLAYWRIGHT = "e2e (playwright)";
-
-/** One process of the pool: a test file on a backend (null: as TEST_BACKENDS is set here), or Playwright. */
+/** One file's process: a file, on the backends TEST_BACKENDS gives it (null: as set here). */
 interface Job {
-  name: string;
-  /** The test file, or e2e for the Playwright suite. */
   file: string;
-  args: string[];
   backend: string | null;
 }
 
-interface JobResult {
+interface FileResult {
   name: string;
   seconds: number;
   code: number;
   counts: Counts;
-  output: string;
 }
 
 interface Counts {
@@ -88,32 +80,28 @@ function countsOf(output: string): Counts {
 
 const running = new Set<ChildProcess>();
 
-/**
- * How node runs a test file: by itself, as `node --test` runs each file in a process of its own,
- * but without that extra process around it (which loaded tsx too: 0.8 s of CPU a file).
- * --test-force-exit: once its tests and hooks have run the file ends, even if a handle a failed
- * setup left open (a database connection) would keep it waiting for FILE_TIMEOUT_MS.
- * --liftoff-only: V8 compiles PGlite's WebAssembly with its baseline compiler only. A test file
- * is too short for the optimizing compiles to pay back; they cost a PGlite file 30 % more CPU.
- */
-const nodeTestArgs = (file: string) => ["--liftoff-only", "--import", "tsx", "--test-force-exit", "--test-reporter=spec", file];
+const nameOf = (job: Job) => (job.backend ? `${job.file} (${job.backend})` : job.file);
 
 /** The file as one job, or one per backend when each backend's half stands alone. */
 function jobsOf(file: string, backends: string[]): Job[] {
   const source = fs.readFileSync(file, "utf8");
   const uses = source.match(/testBackends\(\)/g)?.length ?? 0;
   const loops = source.match(/for \(const backend of testBackends\(\)\)/g)?.length ?? 0;
-  if (backends.length < 2 || uses === 0 || uses !== loops) return [{ name: file, file, args: nodeTestArgs(file), backend: null }];
-  return backends.map((backend) => ({ name: `${file} (${backend})`, file, args: nodeTestArgs(file), backend }));
+  if (backends.length < 2 || uses === 0 || uses !== loops) return [{ file, backend: null }];
+  return backends.map((backend) => ({ file, backend }));
 }
 
-const playwrightJob: Job = { name: PLAYWRIGHT, file: "e2e", args: [path.join("node_modules", "@playwright", "test", "cli.js"), "test"], backend: null };
-
-/** Runs the job; a test file's output is printed whole when it ends, Playwright's is kept for the end. */
-function runJob(job: Job): Promise<JobResult> {
+function runJob(job: Job): Promise<FileResult> {
+  const { file } = job;
   const started = performance.now();
-  // Its own process group, so a job past its time is stopped with every process it started.
-  const child = spawn(process.execPath, job.args, {
+  // The file is run by node itself, as `node --test` runs each file in a process of its own, but
+  // without that extra process around it (which loaded tsx too: 0.8 s of CPU a file).
+  // Its own process group, so a file past its time is stopped with every process it started.
+  // --test-force-exit: once its tests and hooks have run the file ends, even if a handle a failed
+  // setup left open (a database connection) would keep it waiting for FILE_TIMEOUT_MS.
+  // --liftoff-only: V8 compiles PGlite's WebAssembly with its baseline compiler only. A test file
+  // is too short for the optimizing compiles to pay back; they cost a PGlite file 30 % more CPU.
+  const child = spawn(process.execPath, ["--liftoff-only", "--import", "tsx", "--test-force-exit", "--test-reporter=spec", file], {
     env: job.backend ? { ...process.env, TEST_BACKENDS: job.backend } : process.env,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
@@ -123,7 +111,7 @@ function runJob(job: Job): Promise<JobResult> {
   child.stdout!.on("data", (chunk) => (output += chunk));
   child.stderr!.on("data", (chunk) => (output += chunk));
   const timer = setTimeout(() => {
-    output += `\n✖ ${job.name} was still running after ${FILE_TIMEOUT_MS / 60_000} minutes: stopped\n`;
+    output += `\n✖ ${nameOf(job)} was still running after ${FILE_TIMEOUT_MS / 60_000} minutes: stopped\n`;
     process.kill(-child.pid!, "SIGKILL");
   }, FILE_TIMEOUT_MS);
   return new Promise((resolve) => {
@@ -134,17 +122,16 @@ function runJob(job: Job): Promise<JobResult> {
       const counts = countsOf(output);
       const failed = code !== 0 || signal !== null;
       if (failed && counts.fail === 0) counts.fail = 1; // it died before it could count
-      const block = `\n── ${job.name} ${failed ? "FAILED" : "passed"} in ${seconds.toFixed(1)} s\n${output}`;
-      if (job !== playwrightJob) process.stdout.write(block);
-      resolve({ name: job.name, seconds, code: failed ? 1 : 0, counts, output: block });
+      process.stdout.write(`\n── ${nameOf(job)} ${failed ? "FAILED" : "passed"} in ${seconds.toFixed(1)} s\n${output}`);
+      resolve({ name: nameOf(job), seconds, code: failed ? 1 : 0, counts });
     });
   });
 }
 
 /** Runs `jobs` `concurrency` at a time, in the given order. */
-async function runPool(jobs: Job[], concurrency: number): Promise<JobResult[]> {
+async function runPool(jobs: Job[], concurrency: number): Promise<FileResult[]> {
   const queue = [...jobs];
-  const results: JobResult[] = [];
+  const results: FileResult[] = [];
   const worker = async () => {
     for (let job = queue.shift(); job; job = queue.shift()) results.push(await runJob(job));
   };
@@ -152,7 +139,11 @@ async function runPool(jobs: Job[], concurrency: number): Promise<JobResult[]> {
   return results;
 }
 
-function summarise(results: JobResult[], seconds: number) {
+function run(command: string, args: string[]): number {
+  return spawnSync(command, args, { stdio: "inherit" }).status ?? 1;
+}
+
+function summarise(results: FileResult[], seconds: number) {
   const total = (name: keyof Counts) => results.reduce((sum, result) => sum + result.counts[name], 0);
   const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10);
   console.log("\nSlowest files:");
@@ -185,25 +176,24 @@ async function main() {
   const durations = knownDurations();
   const backends = (process.env.TEST_BACKENDS ?? "pglite,postgres").split(",").map((name) => name.trim()).filter(Boolean);
   const jobs = files.flatMap((file) => jobsOf(file, backends));
-  if (withE2e && fs.readdirSync("e2e").some((name) => name.endsWith(".spec.ts"))) jobs.push(playwrightJob);
-  const expected = (job: Job) => durations[job.name] ?? durations[job.file] ?? 60;
+  const expected = (job: Job) => durations[nameOf(job)] ?? durations[job.file] ?? 60;
   const longestFirst = (a: Job, b: Job) => expected(b) - expected(a);
   const shared = jobs.filter((job) => !(job.file in RUNS_ALONE)).sort(longestFirst);
   const alone = jobs.filter((job) => job.file in RUNS_ALONE);
 
   const started = performance.now();
   const results = [...(await runPool(shared, concurrency)), ...(await runPool(alone, 1))];
-  const playwright = results.find((result) => result.name === PLAYWRIGHT);
-  summarise(
-    results.filter((result) => result !== playwright),
-    (performance.now() - started) / 1000,
-  );
-  if (playwright) process.stdout.write(playwright.output);
+  summarise(results, (performance.now() - started) / 1000);
   if (!named.length && !changed) {
     fs.mkdirSync(path.dirname(durationsFile), { recursive: true });
     fs.writeFileSync(durationsFile, `${JSON.stringify(Object.fromEntries(results.map((result) => [result.name, Math.round(result.seconds)]).sort()), null, 2)}\n`);
   }
-  process.exit(results.some((result) => result.code !== 0) ? 1 : 0);
+
+  let status = results.some((result) => result.code !== 0) ? 1 : 0;
+  if (withE2e && fs.readdirSync("e2e").some((name) => name.endsWith(".spec.ts"))) {
+    status ||= run(process.execPath, [path.join("node_modules", "@playwright", "test", "cli.js"), "test"]);
+  }
+  process.exit(status);
 }
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
