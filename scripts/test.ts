@@ -189,11 +189,11 @@ async function main() {
     fs.writeFileSync(durationsFile, `${JSON.stringify(Object.fromEntries(results.map((result) => [result.name, Math.round(result.seconds)]).sort()), null, 2)}\n`);
   }
 
-  let status = results.some((result) => result.code !== 0) ? 1 : 0;
-  if (withE2e && fs.readdirSync("e2e").some((name) => name.endsWith(".spec.ts"))) {
-    status ||= run(process.execPath, [path.join("node_modules", "@playwright", "test", "cli.js"), "test"]);
-  }
-  process.exit(status);
+  // The browser suite runs whatever the node files did: one CI run (half an hour) says all that fails.
+  const nodeStatus = results.some((result) => result.code !== 0) ? 1 : 0;
+  const hasE2e = withE2e && fs.readdirSync("e2e").some((name) => name.endsWith(".spec.ts"));
+  const e2eStatus = hasE2e ? run(process.execPath, [path.join("node_modules", "@playwright", "test", "cli.js"), "test"]) : 0;
+  process.exit(nodeStatus || e2eStatus);
 }
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
