@@ -41,6 +41,8 @@ interface FileResult {
   seconds: number;
   code: number;
   counts: Counts;
+  /** Why it failed, in short (whyFailed); "" when it passed. */
+  why: string;
 }
 
 interface Counts {
@@ -76,6 +78,19 @@ function knownDurations(): Record<string, number> {
 function countsOf(output: string): Counts {
   const count = (name: string) => Number(output.match(new RegExp(`^ℹ ${name} (\\d+)$`, "m"))?.[1] ?? 0);
   return { tests: count("tests"), pass: count("pass"), fail: count("fail"), skipped: count("skipped"), cancelled: count("cancelled"), todo: count("todo") };
+}
+
+/**
+ * A failed file's reasons, short enough for the end of a CI log: the spec reporter's closing
+ * "✖ failing tests:" part without its stack lines, or the output's last lines when the file died
+ * before it could write that part.
+ */
+function whyFailed(output: string, ended: string): string {
+  const marker = output.lastIndexOf("✖ failing tests:");
+  const lines = marker === -1 ? [ended, ...output.trimEnd().split("\n").slice(-15)] : output.slice(marker).split("\n").filter((line) => !/^\s+at /.test(line));
+  const kept = lines.slice(0, 40);
+  if (lines.length > kept.length) kept.push(`… (${lines.length - kept.length} more lines above, in the file's whole output)`);
+  return kept.join("\n");
 }
 
 const running = new Set<ChildProcess>();
@@ -123,7 +138,7 @@ function runJob(job: Job): Promise<FileResult> {
       const failed = code !== 0 || signal !== null;
       if (failed && counts.fail === 0) counts.fail = 1; // it died before it could count
       process.stdout.write(`\n── ${nameOf(job)} ${failed ? "FAILED" : "passed"} in ${seconds.toFixed(1)} s\n${output}`);
-      resolve({ name: nameOf(job), seconds, code: failed ? 1 : 0, counts });
+      resolve({ name: nameOf(job), seconds, code: failed ? 1 : 0, counts, why: failed ? whyFailed(output, signal ? `ended by ${signal}` : `exit code ${code}`) : "" });
     });
   });
 }
@@ -193,6 +208,8 @@ async function main() {
   const nodeStatus = results.some((result) => result.code !== 0) ? 1 : 0;
   const hasE2e = withE2e && fs.readdirSync("e2e").some((name) => name.endsWith(".spec.ts"));
   const e2eStatus = hasE2e ? run(process.execPath, [path.join("node_modules", "@playwright", "test", "cli.js"), "test"]) : 0;
+  // Last, where a CI log's tail shows it: why each node file failed (its whole output is above).
+  for (const result of results.filter((result) => result.code !== 0)) console.log(`\n✖ ${result.name} failed:\n${result.why}`);
   process.exit(nodeStatus || e2eStatus);
 }
 

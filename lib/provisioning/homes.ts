@@ -136,20 +136,39 @@ export async function setLoginExpired(username: string, expired: boolean): Promi
 
 /**
  * Ends every process of the user (SFTP and SSH sessions among them; none running is fine), again
- * until none is left, for up to 10 s: userdel refuses a user any process still runs as, and a
- * PHP-FPM master still reloading starts the removed pool's workers again as they are killed (a
- * termination's userdel failed so in CI, a run at dfbb544; tests/unit/remove-user-respawned.test.ts).
+ * until none is left or `deadline` has passed (userdel then says which process is left).
  */
-async function endUserProcesses(username: string): Promise<void> {
-  const user = checkedName(username);
-  const deadline = Date.now() + 10_000;
+async function endUserProcesses(user: string, deadline: number): Promise<void> {
   for (;;) {
     const result = await runChild("pkill", ["--signal", "KILL", "--euid", user], { env: toolEnv(), timeoutMs: 30_000 });
     // pkill exits 1 when no process matched.
     if (result.code === 1) return;
     if (result.code !== 0) throw new Error(`pkill failed: ${exitReason(result)}`);
-    if (Date.now() > deadline) return; // userdel says which process is left
+    if (Date.now() > deadline) return;
     await sleep(50);
+  }
+}
+
+/** userdel's exit status when a process still runs as the user. */
+const USERDEL_USER_BUSY = 8;
+
+/**
+ * Kills the user's processes and removes the user, again while userdel finds a process, for up to
+ * 10 s. A PHP-FPM master still reloading starts the removed pool's workers again as they are
+ * killed, and a worker it has forked but not yet given the user's id is invisible to pkill: it
+ * takes the user's id after pkill found none, and userdel refuses the user (a termination failed
+ * so in CI at dfbb544, and the test of it at 3906101; tests/unit/remove-user-respawned.test.ts).
+ */
+async function endProcessesAndRemoveUser(username: string): Promise<void> {
+  const user = checkedName(username);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    await endUserProcesses(user, deadline);
+    const result = await runChild("userdel", ["--", user], { env: toolEnv(), timeoutMs: 30_000 });
+    if (result.code === 0) return;
+    if (result.code === USERDEL_USER_BUSY && Date.now() < deadline) continue;
+    console.error(`[homes] userdel -- ${user} failed: ${exitReason(result)}`);
+    throw refusalError({ says: "The Linux user could not be removed" });
   }
 }
 
@@ -181,8 +200,7 @@ export async function endUserSessions(username: string): Promise<void> {
 export async function removeSystemUser(username: string): Promise<void> {
   if (!(await mayRemoveUser(checkedName(username)))) return;
   if (await linuxUserExists(username)) {
-    await endUserProcesses(username);
-    await command("userdel", ["--", checkedName(username)], { says: "The Linux user could not be removed" });
+    await endProcessesAndRemoveUser(username);
   }
   if (await linuxGroupExists(username)) await command("groupdel", ["--", checkedName(username)], { says: "The Linux user's group could not be removed" });
 }

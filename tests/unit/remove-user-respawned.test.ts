@@ -12,9 +12,11 @@ import { removeLinuxUsers } from "../support/web-servers";
 // a user any process still runs as. A PHP-FPM master whose reload is still under way starts the
 // removed pool's workers again as they are killed: CI (a run at dfbb544) saw "The Linux user could
 // not be removed" on a loaded machine. Here root's parent process does the same for 1.5 s — the
-// user's process is started again as soon as it dies — then stops. The removal kills until no
-// process is left, then removes the user. On the code before (one kill, then userdel) userdel met
-// the process started again and failed.
+// user's process is started again as soon as it dies — then stops. A process started again is
+// root's until setpriv gives it the user's id, so pkill can find none just before one becomes the
+// user's and userdel meets it (CI at 3906101, on a loaded machine). The removal kills and removes
+// again while userdel finds a process, for up to 10 s. On the code before dfbb544 (one kill, then
+// userdel) userdel met the process started again at once.
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "panel-user-respawned-"));
 const username = `zb${process.pid % 100_000}`;
