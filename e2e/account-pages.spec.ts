@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import { type BrowserContext, expect, type Page, test } from "@playwright/test";
-import { api, screenshot, signIn, state } from "./support";
+import { type BrowserContext, expect, type Page } from "@playwright/test";
+import { api, screenshot, signIn, state, test } from "./support";
 
 // An account seen whole and managed in the browser (issue 32): its overview (visitors from its
 // access log, times in the admin's time zone), then its domains, databases, database users, DNS

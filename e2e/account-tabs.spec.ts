@@ -1,5 +1,5 @@
-import { expect, type Page, test } from "@playwright/test";
-import { api, screenshot, signIn, state } from "./support";
+import { expect, type Page } from "@playwright/test";
+import { api, screenshot, signIn, state, test } from "./support";
 
 // The account page in tabs (issue 39): a URL per tab, the current one marked, the header's
 // Actions menu on each; errors in plain words, a whole form at once; the parts this server has not

@@ -1,5 +1,5 @@
-import { expect, test } from "@playwright/test";
-import { api, screenshot, signIn, state } from "./support";
+import { expect } from "@playwright/test";
+import { api, screenshot, signIn, state, test } from "./support";
 
 test("a wrong password is refused; the right one opens the dashboard with real charts", async ({ page }) => {
   const { baseUrl, admin } = state();

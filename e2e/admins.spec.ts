@@ -1,5 +1,5 @@
-import { type BrowserContext, test as base, expect, type Page } from "@playwright/test";
-import { screenshot, signIn, state } from "./support";
+import { type BrowserContext, expect, type Page } from "@playwright/test";
+import { screenshot, signIn, test as base, state } from "./support";
 
 // Settings › Security › Admins in the browser: create, reset another admin's password, change
 // one's own with the current one, disable (the last enabled admin cannot be); every change that

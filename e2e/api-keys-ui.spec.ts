@@ -1,6 +1,6 @@
-import { type APIRequestContext, expect, type Page, test } from "@playwright/test";
+import { type APIRequestContext, expect, type Page } from "@playwright/test";
 import { endpointsOfferedTo, offeredCount } from "@/lib/api-keys/endpoints";
-import { api, signIn, state } from "./support";
+import { api, signIn, state, test } from "./support";
 
 // The API keys page as an admin works in it (issue 39, item 1): a secret never in a URL (raw
 // HTTP and the browser's own history), limits at a glance, the endpoint picker, a duplicate

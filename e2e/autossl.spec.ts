@@ -1,10 +1,10 @@
-import { expect, test } from "@playwright/test";
+import { expect } from "@playwright/test";
 import { createAccount, updateAccountProfile } from "@/lib/accounts/service";
 import { createAdminUser } from "@/lib/admins/service";
 import { type AcmeSites, startAcmeSites } from "../tests/support/acme-sites";
 import { createEnvironment, type TestEnvironment } from "../tests/support/environment";
 import { makeKey, seedActor } from "../tests/support/seed";
-import { screenshot, signIn } from "./support";
+import { screenshot, signIn, test } from "./support";
 
 // The account's certificates in the admin UI, on a server of its own with AutoSSL configured
 // (pebble and a test nginx): the domain's certificate status and expiry, and "Renew now" making

@@ -1,5 +1,5 @@
-import { expect, type Page, test } from "@playwright/test";
-import { screenshot, signIn, state } from "./support";
+import { expect, type Page } from "@playwright/test";
+import { screenshot, signIn, state, test } from "./support";
 
 // Backups through the admin pages: the status of every account on /admin/backups, "Back up now"
 // on an account's page (a restore point appears and the status shows a success), a restore

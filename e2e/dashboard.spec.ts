@@ -1,9 +1,9 @@
-import { expect, test } from "@playwright/test";
+import { expect } from "@playwright/test";
 import { nodes } from "@/db/schema";
 import { createAdminUser } from "@/lib/admins/service";
 import { createTestDatabase, type TestDatabase } from "../tests/support/database";
 import { startServer, type TestServer } from "../tests/support/server";
-import { signIn, state } from "./support";
+import { signIn, state, test } from "./support";
 
 // The fleet dashboard (issue 39, item 4). A panel of its own with no accounts and two nodes besides
 // `local` — one whose agent went silent an hour ago with its homes' disk 95 % full, one added but

@@ -1,5 +1,5 @@
-import { expect as baseExpect, type Page, test } from "@playwright/test";
-import { api, screenshot, signIn, state } from "./support";
+import { expect as baseExpect, type Page } from "@playwright/test";
+import { api, screenshot, signIn, state, test } from "./support";
 
 // An account's Email tab (issue 39 for email): a mail domain, a mailbox and an alias made through
 // the pages, listed, refused at their fields (the browser's check and the server's 422), changed

@@ -1,5 +1,5 @@
-import { expect, type Page, test } from "@playwright/test";
-import { api, signIn, state } from "./support";
+import { expect, type Page } from "@playwright/test";
+import { api, signIn, state, test } from "./support";
 
 // The admin frame everywhere (issue 39, item 7): a 404 inside the frame, a favicon, a skip link,
 // a visible focus ring; on a 390 × 844 screen no page scrolls sideways, lists keep their row

@@ -1,6 +1,6 @@
-import { expect, type Page, test } from "@playwright/test";
+import { expect, type Page } from "@playwright/test";
 import { ed25519KeyLine, fingerprintOf } from "../tests/support/ssh-keys";
-import { api, screenshot, signIn, state } from "./support";
+import { api, screenshot, signIn, state, test } from "./support";
 
 // Plans, resellers, PHP versions and hosting accounts through their admin pages: list, create,
 // edit, errors at their fields, and an account suspended in the UI refused by the API at once.

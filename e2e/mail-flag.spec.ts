@@ -1,11 +1,11 @@
-import { expect, test } from "@playwright/test";
+import { expect } from "@playwright/test";
 import { auditLog } from "@/db/schema";
 import { createAccount } from "@/lib/accounts/service";
 import { createAdminUser } from "@/lib/admins/service";
 import { recordLocalLimitReached } from "@/lib/email/sending";
 import { createTestDatabase, type TestDatabase } from "../tests/support/database";
 import { startServer, type TestServer } from "../tests/support/server";
-import { signIn } from "./support";
+import { signIn, test } from "./support";
 
 // An account flagged for its sending limits (docs/email.md "Sending limits"), as the admin finds it: on
 // the dashboard among what needs them, then on its Email tab, where "Lift flag" lifts it. A panel

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { expect, test } from "@playwright/test";
+import { expect } from "@playwright/test";
 import { eq, inArray } from "drizzle-orm";
 import { hostingAccounts, nodes } from "@/db/schema";
 import { createAccount } from "@/lib/accounts/service";
@@ -9,7 +9,7 @@ import { createAdminUser } from "@/lib/admins/service";
 import { PROTOCOL_VERSION } from "@/lib/agent/protocol";
 import { createEnvironment, type TestEnvironment } from "../tests/support/environment";
 import { seedActor } from "../tests/support/seed";
-import { screenshot, signIn } from "./support";
+import { screenshot, signIn, test } from "./support";
 
 // Moves in the admin UI (docs/nodes.md "Moving accounts"), on a server of its own whose two other
 // nodes have joined but whose agents do not run (no NATS here): a move is queued from the

@@ -1,5 +1,5 @@
-import { expect, test } from "@playwright/test";
-import { screenshot, signIn, state } from "./support";
+import { expect } from "@playwright/test";
+import { screenshot, signIn, state, test } from "./support";
 
 // The Nodes page (docs/nodes.md): the panel's own machine is listed; a node is added (its join
 // command shown once), refused at its field when its address is wrong, set to draining, and

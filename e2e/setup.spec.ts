@@ -1,7 +1,7 @@
-import { expect, test } from "@playwright/test";
+import { expect } from "@playwright/test";
 import { createTestDatabase, type TestDatabase } from "../tests/support/database";
 import { startServer, type TestServer } from "../tests/support/server";
-import { screenshot } from "./support";
+import { screenshot, test } from "./support";
 
 // A fresh install: no admin yet. The server prints a one-time set-up link; its page creates the
 // first admin, who then signs in. Its own server on its own empty database (not global-setup's).

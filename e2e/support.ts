@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { expect, type Page } from "@playwright/test";
+import { test as base, type BrowserContext, expect, type Page } from "@playwright/test";
 
 export interface E2EState {
   baseUrl: string;
@@ -8,6 +8,35 @@ export interface E2EState {
   admin: { email: string; password: string };
   adminKey: { key: string; secret: string };
 }
+
+/**
+ * The suite's `test`: each test gets a page of its own in one browser context per worker, emptied
+ * after each test (its pages closed, its cookies and permissions cleared), so a test starts signed
+ * out as in a browser of its own. Chromium here spends about 2 s of CPU making a context and half
+ * a second making a page: a context per test cost the suite about two minutes (docs/testing.md).
+ * A test that needs another browser (a second admin, a time zone) still makes its own context.
+ */
+export const test = base.extend<object, { workerContext: BrowserContext }>({
+  workerContext: [
+    async ({ browser }, use) => {
+      const context = await browser.newContext();
+      await use(context);
+      await context.close();
+    },
+    { scope: "worker" },
+  ],
+  context: async ({ workerContext }, use) => {
+    await use(workerContext);
+    for (const page of workerContext.pages()) await page.close();
+    await workerContext.clearCookies();
+    await workerContext.clearPermissions();
+  },
+  page: async ({ context, viewport }, use) => {
+    const page = await context.newPage();
+    if (viewport) await page.setViewportSize(viewport);
+    await use(page);
+  },
+});
 
 export const state = (): E2EState => JSON.parse(fs.readFileSync(path.join(process.cwd(), ".tmp", "e2e.json"), "utf8"));
 

@@ -1,7 +1,7 @@
 import fs from "node:fs";
-import { expect, type Page, test } from "@playwright/test";
+import { expect, type Page } from "@playwright/test";
 import { Secret, TOTP } from "otpauth";
-import { screenshot, signIn, state } from "./support";
+import { screenshot, signIn, state, test } from "./support";
 
 // Two-factor sign-in in the browser, as an admin of its own (the suite's admin keeps signing in
 // with a password): set-up cancelled, then done from the secret the page shows (in groups of four,
