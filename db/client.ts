@@ -91,7 +91,12 @@ function isProcessAlive(pid: number): boolean {
   }
 }
 
-export async function openConnection(target: DatabaseTarget): Promise<Connection> {
+/**
+ * `use`: "server" for a process's one connection kept for its life (connection()); "brief" for a
+ * connection kept for seconds — a command of the command line, a test's own — which on PGlite
+ * needs far fewer shared buffers (db/pglite.ts PreparingPGlite.open).
+ */
+export async function openConnection(target: DatabaseTarget, use: "server" | "brief"): Promise<Connection> {
   if ("url" in target) {
     const client = postgres(target.url, {
       max: 10,
@@ -121,7 +126,7 @@ export async function openConnection(target: DatabaseTarget): Promise<Connection
   let followingAuthGeneration: Promise<() => number | null> | undefined;
   try {
     const clusterDir = path.join(target.dataDir, "pglite");
-    const client = await PreparingPGlite.open(clusterDir);
+    const client = await PreparingPGlite.open(clusterDir, { brief: use === "brief" });
     // A new cluster's files are written 0666, whatever the umask (and a WAL segment keeps its mode
     // when it is recycled): closed once it is open (docs/security.md "The panel's data is the
     // panel's").
@@ -201,11 +206,11 @@ const hasPgliteCluster = (dataDir: string) => fs.existsSync(path.join(dataDir, "
  * dir on first start, the tables in an empty PostgreSQL database); every other process (the
  * command line) would otherwise make a second, empty panel out of a wrong or missing setting.
  * Nothing is created here: not the data dir, not a table. A panel database with pending
- * migrations is still opened (the caller may apply them).
+ * migrations is still opened (the caller may apply them). A brief connection: a command's.
  */
 export async function openExistingConnection(target: DatabaseTarget): Promise<Connection> {
   if ("dataDir" in target && !hasPgliteCluster(target.dataDir)) throw new NoPanelDatabaseError(describeTarget(target));
-  const opened = await openConnection(target);
+  const opened = await openConnection(target, "brief");
   try {
     const rows = await opened.db.execute(sql`
       SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AND to_regclass('public.plans') IS NOT NULL AS present`);
@@ -234,7 +239,7 @@ const globalForDb = globalThis as unknown as { __panelConnection?: Promise<Conne
  * PGlite on the same directory would lose data.
  */
 export function connection(): Promise<Connection> {
-  return (globalForDb.__panelConnection ??= openConnection(configuredTarget()));
+  return (globalForDb.__panelConnection ??= openConnection(configuredTarget(), "server"));
 }
 
 export async function getDb(): Promise<Database> {

@@ -65,7 +65,7 @@ async function pgliteTemplate(): Promise<string> {
   fs.mkdirSync(tmpRoot, { recursive: true });
   const building = fs.mkdtempSync(`${dir}.building-`);
   try {
-    const connection = await openConnection({ dataDir: building });
+    const connection = await openConnection({ dataDir: building }, "brief");
     await prepareDatabase(connection);
     await connection.close();
     fs.rmSync(path.join(building, "panel.lock"), { force: true });
@@ -105,7 +105,7 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
       target,
       env: dataDirEnv(fs.mkdtempSync(path.join(os.tmpdir(), "panel-data-")), { DATABASE_URL: target.url }),
       async open() {
-        const connection = await openConnection(target);
+        const connection = await openConnection(target, "brief");
         await prepareDatabase(connection);
         return connection;
       },
@@ -126,7 +126,7 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
     target,
     env: dataDirEnv(dataDir),
     async open() {
-      const connection = await openConnection(target);
+      const connection = await openConnection(target, "brief");
       await prepareDatabase(connection);
       return connection;
     },

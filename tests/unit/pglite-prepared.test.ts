@@ -175,3 +175,13 @@ test("text fields are decoded in place, not copied one by one (patches/@electric
   // Patched, only whole answers are copied (18 here).
   assert.ok(copies < 50, `${copies} ArrayBuffer copies for 200 rows of 3 text fields`);
 });
+
+// Last: it opens the cluster again, brief.
+test("a brief PGlite (a command's, a test's own) opens with 16 MB of shared buffers, a server's with Postgres's 128 MB", async () => {
+  const showSharedBuffers = async () => (await pglite.query<{ shared_buffers: string }>("show shared_buffers")).rows[0].shared_buffers;
+  assert.equal(await showSharedBuffers(), "128MB");
+  await pglite.close();
+  pglite = await PreparingPGlite.open(dataDir, { brief: true });
+  assert.equal(await showSharedBuffers(), "16MB");
+  assert.equal((await pglite.query("select count(*)::int as n from item")).rows.length, 1, "the same cluster");
+});

@@ -20,14 +20,14 @@ test("a PGlite lock is held only by the live process that wrote it", async () =>
   try {
     for (const stale of ["1", `${sleeper.pid}\nnode server.ts\n`]) {
       fs.writeFileSync(lockPath, stale);
-      const connection = await openConnection(database.target);
+      const connection = await openConnection(database.target, "brief");
       assert.match(fs.readFileSync(lockPath, "utf8"), new RegExp(`^${process.pid}\\n`), "the lock was taken over");
       await connection.close();
       assert.equal(fs.existsSync(lockPath), false, "closing releases the lock");
     }
     const ownerCommandLine = fs.readFileSync(`/proc/${sleeper.pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
     fs.writeFileSync(lockPath, `${sleeper.pid}\n${ownerCommandLine}\n`);
-    await assert.rejects(openConnection(database.target), DataDirLockedError, "a live owner keeps its lock");
+    await assert.rejects(openConnection(database.target, "brief"), DataDirLockedError, "a live owner keeps its lock");
   } finally {
     sleeper.kill();
     await database.drop();
