@@ -80,29 +80,47 @@ export async function startLocalMailPolicy(db: Database): Promise<void> {
   await startMailPolicy(env().mail!.policySocket, (event) => recordLocalLimitReached(db, event));
 }
 
+/** What the account's machine counted of the account's sending; null each when it did not answer (a node away). */
+export interface MailSentCounts {
+  sent_last_hour: number | null;
+  sent_today: number | null;
+}
+
 /**
- * The account's `mail` (GET /api/admin/accounts/{id}): its flag, its plan's limits, and the counts
- * its machine keeps — null when the machine did not answer (a node away): the account is shown
- * all the same.
+ * The counts the machine of the account `username` keeps (a call to a node, when the account is
+ * on one): the Email tab shows them as they come (app/admin/accounts/[id]/email), the API in `mail`.
  */
-export async function accountMailSending(db: Queryable, accountId: number): Promise<AccountMailSending> {
+export async function mailSentCounts(db: Queryable, accountId: number, username: string): Promise<MailSentCounts> {
+  return (await hostOfAccount(db, accountId)).run("mail.sending", { username }).catch((error) => {
+    console.error(`[mail] the sending counts of ${username} were not read:`, (error as Error).message);
+    return { sent_last_hour: null, sent_today: null };
+  });
+}
+
+/** The account's `mail` as the panel's records hold it: everything but the machine's counts. */
+export async function accountMailRecord(db: Queryable, accountId: number): Promise<{ username: string } & Omit<AccountMailSending, keyof MailSentCounts>> {
   const [row] = await db
     .select({ username: hostingAccounts.username, flaggedAt: hostingAccounts.mailFlaggedAt, perHour: plans.mailPerHour, perDay: plans.mailPerDay })
     .from(hostingAccounts)
     .innerJoin(plans, eq(plans.id, hostingAccounts.planId))
     .where(eq(hostingAccounts.id, accountId));
   if (!row) throw notFound("Hosting account");
-  const figures = await (await hostOfAccount(db, accountId)).run("mail.sending", { username: row.username }).catch((error) => {
-    console.error(`[mail] the sending counts of ${row.username} were not read:`, (error as Error).message);
-    return { sent_last_hour: null, sent_today: null };
-  });
   return {
+    username: row.username,
     flagged: row.flaggedAt !== null,
     flagged_at: row.flaggedAt?.toISOString() ?? null,
-    sent_last_hour: figures.sent_last_hour,
-    sent_today: figures.sent_today,
     limits: { per_hour: row.perHour, per_day: row.perDay },
   };
+}
+
+/**
+ * The account's `mail` (GET /api/admin/accounts/{id}): its flag, its plan's limits, and the counts
+ * its machine keeps — null when the machine did not answer (a node away): the account is shown
+ * all the same.
+ */
+export async function accountMailSending(db: Queryable, accountId: number): Promise<AccountMailSending> {
+  const { username, ...record } = await accountMailRecord(db, accountId);
+  return { ...record, ...(await mailSentCounts(db, accountId, username)) };
 }
 
 /** POST /api/admin/accounts/{id}/mail/unflag: the flag lifted (audited); not flagged: nothing changes. */

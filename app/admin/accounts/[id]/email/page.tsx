@@ -1,9 +1,11 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { Suspense } from "react";
+import type { Queryable } from "@/db/client";
 import { UsageBar } from "@/components/usage-bar";
 import { listDomains } from "@/lib/domains/service";
 import { listAliases, listMailboxes, listMailDomains } from "@/lib/email/service";
-import { accountMailSending } from "@/lib/email/sending";
+import { accountMailRecord, mailSentCounts } from "@/lib/email/sending";
 import { mailClientSettings } from "@/lib/email/settings";
 import { listQueryFromUrl, pageOfList } from "@/lib/list-query";
 import { LOCAL_NODE } from "@/lib/nodes/schemas";
@@ -24,6 +26,31 @@ const count = (value: number) => value.toLocaleString("en-US");
 function sentText(sent: number | null, limit: number | null): string {
   if (sent === null) return limit === null ? "no limit" : `at most ${count(limit)} messages (the count is unknown: its server did not answer)`;
   return limit === null ? `${count(sent)} messages (no limit)` : `${count(sent)} of ${count(limit)} messages`;
+}
+
+/**
+ * The messages sent in the last hour and day, against the plan's limits: counted by the account's
+ * machine, so asked of it (a node's answer may take seconds, or not come): the rest of the tab is
+ * shown at once, and these two follow as they come.
+ */
+async function SentCounts({ db, accountId, username, limits }: { db: Queryable; accountId: number; username: string; limits: { per_hour: number | null; per_day: number | null } }) {
+  const counts = await mailSentCounts(db, accountId, username);
+  return <SentFigures hour={sentText(counts.sent_last_hour, limits.per_hour)} day={sentText(counts.sent_today, limits.per_day)} />;
+}
+
+function SentFigures({ hour, day }: { hour: string; day: string }) {
+  return (
+    <>
+      <div>
+        <div className="muted">Sent in the last hour</div>
+        <div data-testid="mail-sent-hour">{hour}</div>
+      </div>
+      <div>
+        <div className="muted">Sent in the last 24 hours</div>
+        <div data-testid="mail-sent-day">{day}</div>
+      </div>
+    </>
+  );
 }
 
 /** On the Email tab of an account on this machine while it runs no mail server: how to run one. */
@@ -89,7 +116,7 @@ export default async function AccountEmailPage({ params, searchParams }: Account
     listMailboxes(db, account.id),
     listAliases(db, account.id),
     listDomains(db, account.id),
-    accountMailSending(db, account.id),
+    accountMailRecord(db, account.id),
   ]);
   const paths = accountPaths(account.id);
   const mailboxQuery = listQueryFromUrl(search, "mailboxes");
@@ -131,14 +158,9 @@ export default async function AccountEmailPage({ params, searchParams }: Account
             <div className="muted">Mailboxes</div>
             <div data-testid="mailbox-count">{plan.mailboxes === null ? `${mailboxes.length} (no limit)` : `${mailboxes.length} of ${plan.mailboxes}`}</div>
           </div>
-          <div>
-            <div className="muted">Sent in the last hour</div>
-            <div data-testid="mail-sent-hour">{sentText(sending.sent_last_hour, sending.limits.per_hour)}</div>
-          </div>
-          <div>
-            <div className="muted">Sent in the last 24 hours</div>
-            <div data-testid="mail-sent-day">{sentText(sending.sent_today, sending.limits.per_day)}</div>
-          </div>
+          <Suspense fallback={<SentFigures hour="asking its server…" day="asking its server…" />}>
+            <SentCounts db={db} accountId={account.id} username={account.username} limits={sending.limits} />
+          </Suspense>
         </div>
       </section>
 
