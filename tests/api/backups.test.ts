@@ -10,6 +10,7 @@ import { asUser, backupPanelEnv } from "../support/backups";
 import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient } from "../support/http";
+import { removeSystemUser } from "@/lib/provisioning/homes";
 import { createReseller } from "@/lib/resellers/service";
 import { makeKey } from "../support/seed";
 import { makeChrootableRoot } from "../support/ssh-server";
@@ -561,7 +562,9 @@ for (const backend of machineBackends("postgres")) {
       const created = await admin().post("/api/admin/accounts", { username: erin, domain: `${erin}.example` });
       assert.equal(created.status, 201, JSON.stringify(created.body));
       try {
-        execFileSync("userdel", [erin]);
+        // As the panel removes a user: its processes killed first — the pool's worker its creation
+        // started stays up to pm.process_idle_timeout, and userdel refuses a user in use (CI, run 33).
+        await removeSystemUser(erin);
         const since = Date.now() - 1000;
         assert.equal((await admin().post(`/api/admin/accounts/${created.body.id}/backups`)).status, 202);
         let status: { last_failure_at: string | null; last_error: string | null } | undefined;
