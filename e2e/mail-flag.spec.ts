@@ -41,7 +41,7 @@ test.describe("a flagged account, and one on a node that does not answer", () =>
     await connection.db.update(hostingAccounts).set({ nodeId: n2.id }).where(eq(hostingAccounts.id, onNodeId));
     await connection.close();
     // Nothing listens on port 9: the panel's NATS connection never opens, so a job waits NODE_JOB_TIMEOUT_S.
-    server = await startServer({ ...database.env, NATS_URL: "nats://127.0.0.1:9", NATS_INSECURE: "1", NODE_JOB_TIMEOUT_S: "4" });
+    server = await startServer({ ...database.env, NATS_URL: "nats://127.0.0.1:9", NATS_INSECURE: "1", NODE_JOB_TIMEOUT_S: "6" });
   });
 
   test.afterAll(async () => {
