@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { buildIfNeeded } from "./build-if-needed";
 import { changedFiles, testsReaching } from "./test-graph";
@@ -39,6 +40,8 @@ interface Job {
 interface FileResult {
   name: string;
   seconds: number;
+  /** CPU seconds of the file's process and of every process it waited for (null: not measured). */
+  cpuSeconds: number | null;
   code: number;
   counts: Counts;
   /** Why it failed, in short (whyFailed); "" when it passed. */
@@ -106,9 +109,29 @@ function jobsOf(file: string, backends: string[]): Job[] {
   return backends.map((backend) => ({ file, backend }));
 }
 
+/**
+ * GNU time, which writes the CPU time of the process it runs and of every process that one
+ * waited for (its servers, command-line runs, restic…; not daemons that left it), when installed.
+ */
+const GNU_TIME = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
+let jobsStarted = 0;
+
+/** The user and system seconds GNU time wrote to `file`, summed; null when it wrote none. */
+function cpuSecondsIn(file: string): number | null {
+  try {
+    const [user, system] = fs.readFileSync(file, "utf8").trim().split("\n").at(-1)!.split(" ").map(Number);
+    return Number.isFinite(user + system) ? user + system : null;
+  } catch {
+    return null;
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
 function runJob(job: Job): Promise<FileResult> {
   const { file } = job;
   const started = performance.now();
+  const cpuFile = path.join(os.tmpdir(), `panel-test-cpu-${process.pid}-${jobsStarted++}`);
   // The file is run by node itself, as `node --test` runs each file in a process of its own, but
   // without that extra process around it (which loaded tsx too: 0.8 s of CPU a file).
   // Its own process group, so a file past its time is stopped with every process it started.
@@ -116,7 +139,9 @@ function runJob(job: Job): Promise<FileResult> {
   // setup left open (a database connection) would keep it waiting for FILE_TIMEOUT_MS.
   // --liftoff-only: V8 compiles PGlite's WebAssembly with its baseline compiler only. A test file
   // is too short for the optimizing compiles to pay back; they cost a PGlite file 30 % more CPU.
-  const child = spawn(process.execPath, ["--liftoff-only", "--import", "tsx", "--test-force-exit", "--test-reporter=spec", file], {
+  const nodeCommand = [process.execPath, "--liftoff-only", "--import", "tsx", "--test-force-exit", "--test-reporter=spec", file];
+  const command = GNU_TIME ? [GNU_TIME, "--quiet", "--format=%U %S", `--output=${cpuFile}`, ...nodeCommand] : nodeCommand;
+  const child = spawn(command[0], command.slice(1), {
     env: job.backend ? { ...process.env, TEST_BACKENDS: job.backend } : process.env,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
@@ -134,11 +159,13 @@ function runJob(job: Job): Promise<FileResult> {
       clearTimeout(timer);
       running.delete(child);
       const seconds = (performance.now() - started) / 1000;
+      const cpuSeconds = cpuSecondsIn(cpuFile);
       const counts = countsOf(output);
       const failed = code !== 0 || signal !== null;
       if (failed && counts.fail === 0) counts.fail = 1; // it died before it could count
-      process.stdout.write(`\n── ${nameOf(job)} ${failed ? "FAILED" : "passed"} in ${seconds.toFixed(1)} s\n${output}`);
-      resolve({ name: nameOf(job), seconds, code: failed ? 1 : 0, counts, why: failed ? whyFailed(output, signal ? `ended by ${signal}` : `exit code ${code}`) : "" });
+      const cpu = cpuSeconds === null ? "" : ` (CPU ${cpuSeconds.toFixed(1)} s)`;
+      process.stdout.write(`\n── ${nameOf(job)} ${failed ? "FAILED" : "passed"} in ${seconds.toFixed(1)} s${cpu}\n${output}`);
+      resolve({ name: nameOf(job), seconds, cpuSeconds, code: failed ? 1 : 0, counts, why: failed ? whyFailed(output, signal ? `ended by ${signal}` : `exit code ${code}`) : "" });
     });
   });
 }
@@ -163,6 +190,13 @@ function summarise(results: FileResult[], seconds: number) {
   const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10);
   console.log("\nSlowest files:");
   for (const result of slowest) console.log(`  ${result.seconds.toFixed(1).padStart(7)} s  ${result.name}`);
+  const measured = results.filter((result) => result.cpuSeconds !== null);
+  if (measured.length) {
+    const busiest = [...measured].sort((a, b) => b.cpuSeconds! - a.cpuSeconds!).slice(0, 10);
+    const cpuTotal = measured.reduce((sum, result) => sum + result.cpuSeconds!, 0);
+    console.log(`Most CPU (${(cpuTotal / 60).toFixed(1)} CPU-min in all, the files and what they waited for):`);
+    for (const result of busiest) console.log(`  ${result.cpuSeconds!.toFixed(1).padStart(7)} s  ${result.name}`);
+  }
   const failed = results.filter((result) => result.code !== 0);
   for (const result of failed) console.log(`✖ failed: ${result.name}`);
   console.log(`ℹ processes ${results.length}, failed ${failed.length}, ${(seconds / 60).toFixed(1)} min`);
@@ -207,7 +241,9 @@ async function main() {
   // The browser suite runs whatever the node files did: one CI run (half an hour) says all that fails.
   const nodeStatus = results.some((result) => result.code !== 0) ? 1 : 0;
   const hasE2e = withE2e && fs.readdirSync("e2e").some((name) => name.endsWith(".spec.ts"));
-  const e2eStatus = hasE2e ? run(process.execPath, [path.join("node_modules", "@playwright", "test", "cli.js"), "test"]) : 0;
+  const playwright = [process.execPath, path.join("node_modules", "@playwright", "test", "cli.js"), "test"];
+  const timedPlaywright = GNU_TIME ? [GNU_TIME, "--quiet", "--format=browser suite: %e s, CPU %U s user + %S s system (Playwright, Chromium, the suite's server)", ...playwright] : playwright;
+  const e2eStatus = hasE2e ? run(timedPlaywright[0], timedPlaywright.slice(1)) : 0;
   // Last, where a CI log's tail shows it: why each node file failed (its whole output is above).
   for (const result of results.filter((result) => result.code !== 0)) console.log(`\n✖ ${result.name} failed:\n${result.why}`);
   process.exit(nodeStatus || e2eStatus);
