@@ -7,6 +7,7 @@ import { type AcmeSettings, type CertificateMachine, issueCertificate, tlsFilesF
 import { certificateMachineOf } from "./machines";
 import {
   claimSite,
+  mailHostsByNode,
   recordCovered,
   recordFailed,
   recordInstalled,
@@ -150,9 +151,10 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
 
   /**
    * The sites of one machine, and the certificates it keeps for domains it no longer serves
-   * (deleted, account terminated or moved). Returns when the next check is due for them.
+   * (deleted, account terminated or moved) — but not those of its mail domains' host names
+   * (`mailHosts`), which its mail servers serve. Returns when the next check is due for them.
    */
-  async function checkMachine(db: Database, sites: SiteToCheck[], summary: CheckSummary): Promise<number> {
+  async function checkMachine(db: Database, sites: SiteToCheck[], mailHosts: ReadonlySet<string>, summary: CheckSummary): Promise<number> {
     let wakeAt = Infinity;
     const machine = certificateMachineOf(sites[0].node, settings!);
     const certificates = await machine.certificates();
@@ -175,7 +177,7 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
         summary.removed.push(site.domain);
       }
     }
-    const served = new Set(sites.map((site) => site.domain));
+    const served = new Set([...sites.map((site) => site.domain), ...mailHosts]);
     const orphans = [...certificates.keys()].filter((domain) => !served.has(domain));
     if (orphans.length) {
       await machine.remove(orphans);
@@ -190,9 +192,10 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
     try {
       settings ??= settingsFromEnv();
       const db = await openDb();
+      const mailHosts = await mailHostsByNode(db);
       for (const sites of byMachine(await sitesToCheck(db))) {
         try {
-          wakeAt = Math.min(wakeAt, await checkMachine(db, sites, summary));
+          wakeAt = Math.min(wakeAt, await checkMachine(db, sites, mailHosts.get(sites[0].node.id) ?? new Set(), summary));
         } catch (error) {
           // One machine that does not answer (a node away) holds up no other.
           log(`the check of ${sites[0].node.name} failed; next attempt in an hour:`, error);

@@ -1,8 +1,9 @@
 import { and, asc, eq, isNull, lt, ne, or, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { domainCertificates, domains, hostingAccounts, nodes } from "@/db/schema";
+import { domainCertificates, domains, hostingAccounts, mailDomains, nodes } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { siteNames } from "@/lib/domains/names";
+import { mailHostOf } from "@/lib/email/schemas";
 import { notFound } from "@/lib/errors";
 
 // AutoSSL's records in the database: which sites exist and what their certificates are, the lock
@@ -46,6 +47,20 @@ export async function sitesToCheck(db: Queryable): Promise<SiteToCheck[]> {
       names: siteNames(domain.domain, domain.domainType, parkedOn.get(domain.id) ?? []),
       row,
     }));
+}
+
+/**
+ * The mail host names (`mail.<domain>`) of the mail domains each node serves, by node id: a
+ * certificate there for one of them is its mail servers' (docs/email.md "TLS"), never an orphan.
+ */
+export async function mailHostsByNode(db: Queryable): Promise<Map<number, Set<string>>> {
+  const rows = await db
+    .select({ nodeId: hostingAccounts.nodeId, domain: mailDomains.domain })
+    .from(mailDomains)
+    .innerJoin(hostingAccounts, eq(hostingAccounts.id, mailDomains.accountId));
+  const hosts = new Map<number, Set<string>>();
+  for (const { nodeId, domain } of rows) hosts.set(nodeId, (hosts.get(nodeId) ?? new Set()).add(mailHostOf(domain)));
+  return hosts;
 }
 
 /** How long an instance may hold a site's issuing lock before another may take it over. */

@@ -5,7 +5,7 @@ import { type Actor, recordAudit } from "@/lib/audit/service";
 import { type AccountManager, ADMIN, managedBy } from "@/lib/accounts/manager";
 import { notFound } from "@/lib/errors";
 import { mailLimitSchema } from "@/lib/nodes/answers";
-import { hostOfAccount } from "@/lib/nodes/hosts";
+import { hostOfNode, nodeOfAccount } from "@/lib/nodes/hosts";
 import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import { mailServerEnabled } from "@/lib/provisioning/mail";
 import { type LimitReached, type SendingLimits, startMailPolicy } from "@/lib/provisioning/mail-policy";
@@ -91,7 +91,9 @@ export interface MailSentCounts {
  * on one): the Email tab shows them as they come (app/admin/accounts/[id]/email), the API in `mail`.
  */
 export async function mailSentCounts(db: Queryable, accountId: number, username: string): Promise<MailSentCounts> {
-  return (await hostOfAccount(db, accountId)).run("mail.sending", { username }).catch((error) => {
+  // The node's host without the account: a read that goes unanswered changes nothing there, so it
+  // queues no reconcile of the account (hostOfAccount's, for changes).
+  return hostOfNode(await nodeOfAccount(db, accountId)).run("mail.sending", { username }).catch((error) => {
     console.error(`[mail] the sending counts of ${username} were not read:`, (error as Error).message);
     return { sent_last_hour: null, sent_today: null };
   });

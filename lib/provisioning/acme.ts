@@ -139,7 +139,8 @@ export interface CertificateMachine {
   remove(domains: string[]): Promise<void>;
   /**
    * Has its web server load the certificates as they are now (when it has one: WEB_SERVER):
-   * nginx reads them only when it loads, and a renewed one at the same path changes no server block.
+   * nginx reads them only when it loads, and a renewed one at the same path changes no server
+   * block. Its mail servers too (MAIL_SERVER): Postfix's and Dovecot's certificates by name.
    */
   reload(): Promise<void>;
 }
@@ -260,6 +261,15 @@ function httpGet(port: number, host: string, pathname: string): Promise<{ status
 }
 
 /**
+ * The mail servers serve CERTS_DIR/mail.<domain>/ by name (docs/email.md "TLS"): they follow every
+ * change of this machine's certificates. Imported when called: ./mail imports this module.
+ */
+async function refreshMailCertificates(): Promise<void> {
+  const mail = await import("./mail");
+  await mail.refreshMailCertificates();
+}
+
+/**
  * This machine's side of its sites' certificates: `files` says where they are and which port its
  * web server answers challenges on.
  */
@@ -331,10 +341,13 @@ export function localMachine(files: TlsFiles): CertificateMachine {
 
     async remove(domains) {
       for (const domain of domains) await removeCertificate(files.certsDir, domain);
+      // Dovecot must not be left naming a file that is gone.
+      await refreshMailCertificates();
     },
 
     async reload() {
       if (env().webServer !== null) await reloadNginx();
+      await refreshMailCertificates();
     },
   };
 }

@@ -1,9 +1,10 @@
-import { createPrivateKey, createPublicKey, generateKeyPair, randomBytes } from "node:crypto";
+import { createPrivateKey, createPublicKey, generateKeyPair, randomBytes, X509Certificate } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { mailboxPasswordHash } from "./mail-password";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { certificateFiles } from "./acme";
 import { makeDirectoryIn, openDirectoryIn, openFileIn, openTrustedDirectory, writeFileIn } from "./home-files";
 import { homeOf } from "./home-layout";
 import { forgetSending, type SendingLimits, setSendingAccounts } from "./mail-policy";
@@ -32,6 +33,13 @@ import { exitReason, makeDirectories, readIfExists, runChild, runCommand, toolEn
 //                                     final pass and switch (its mail deferred: docs/email.md "Moves")
 //   MAIL_MAPS_DIR/relay_domains       Postfix relay_domains and transport_maps: a moved account's
 //   MAIL_MAPS_DIR/transport           domains, relayed to the move's target while the forward lasts
+//   MAIL_MAPS_DIR/sni                 Postfix tls_server_sni_maps: `mail.<domain>` → the key and chain
+//                                     of its certificate in CERTS_DIR/mail.<domain>/, `postmap -F`ed
+//                                     (the .db holds the key: root's alone); `# <fingerprint>` lines
+//                                     make a renewed certificate a changed table
+//   MAIL_MAPS_DIR/dovecot-sni.conf    Dovecot's `local_name mail.<domain> { ssl_cert ssl_key }` for
+//                                     the same certificates (the admin's Dovecot configuration
+//                                     includes it; reloaded when it changes)
 //   MAIL_MAPS_DIR/dkim/<domain>.<selector>.key   the DKIM private keys, made here (makeDkimKey):
 //                                     they never leave this machine; only the public key is answered
 //   HOME/.msmtprc                     the account's PHP login (its Linux user's alone, 0400): PHP's
@@ -81,6 +89,7 @@ export const mailServerEnabled = () => env().mail !== null;
 export { DKIM_SELECTOR, LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, TARGET_ADDRESS };
 
 /** What a passwd-file line may carry as the password: Dovecot's SHA512-CRYPT of crypt(3). */
+const FINGERPRINT = /^[0-9A-F]{2}(:[0-9A-F]{2}){31}$/;
 export const PASSWORD_HASH = /^\{SHA512-CRYPT\}\$6\$(?:rounds=[1-9][0-9]{3,8}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{86}$/;
 const RENDERER = "mail tables";
 const domainOf = (value: unknown) => {
@@ -127,6 +136,20 @@ export interface MailTables {
   relay_domains: string;
   /** Postfix's transport_maps: where each of those goes (`relay:[address]:port`). */
   transport: string;
+  /** Postfix's tls_server_sni_maps (postmap -F): each mail host's key and chain, by name. */
+  sni: string;
+  /** Dovecot's `local_name` blocks: the same certificates for IMAP and POP3. */
+  dovecot_sni: string;
+}
+
+/**
+ * A certificate on this machine for a mail domain's host name, `mail.<domain>` (docs/email.md
+ * "TLS"): its files are CERTS_DIR/<host>/privkey.pem and fullchain.pem (acme.ts certificateFiles).
+ */
+export interface MailHostCertificate {
+  host: string;
+  /** The chain's leaf's SHA-256 fingerprint (X509Certificate.fingerprint256). */
+  fingerprint: string;
 }
 
 /** A domain this machine forwards to a move's target (./forwards.ts); target null: a forward kept by a version before mail was relayed. */
@@ -148,7 +171,12 @@ export const maildirOf = (username: string, domain: string, localPart: string) =
  * account's mail is still here (the switch, before the cleaning took it) their mail is deferred;
  * once it is gone, relayed to the target on `smtpPort` (the target serves it by then).
  */
-export function renderMailTables(accounts: RenderedAccount[], forwarded: ForwardedDomain[] = [], smtpPort = 25): MailTables {
+export function renderMailTables(
+  accounts: RenderedAccount[],
+  forwarded: ForwardedDomain[] = [],
+  smtpPort = 25,
+  certificates: MailHostCertificate[] = [],
+): MailTables {
   const domains = new Map<string, string>();
   const mailboxLines: string[] = [];
   const aliasLines: string[] = [];
@@ -218,6 +246,17 @@ export function renderMailTables(accounts: RenderedAccount[], forwarded: Forward
     else relayed.set(domain, checkedIpAddress(RENDERER, "relay target", forward.target, 4));
   }
   const port = checkedInteger(RENDERER, "relay port", smtpPort, 1, 65535);
+  const sniLines: string[] = [];
+  const localNames: string[] = [];
+  for (const certificate of [...certificates].sort((a, b) => a.host.localeCompare(b.host))) {
+    const host = checkedHostName(RENDERER, "mail host", certificate.host);
+    if (!host.startsWith("mail.") || !domains.has(host.slice("mail.".length))) throw new Error(`${RENDERER}: ${host} is no mail domain's host name here`);
+    const fingerprint = checkedString(RENDERER, "certificate fingerprint", certificate.fingerprint, FINGERPRINT, "a fingerprint is 32 hex bytes with colons");
+    const files = certificateFiles(env().certsDir, host);
+    // Postfix wants the key first, then the chain (tls_server_sni_maps, as smtpd_tls_chain_files).
+    sniLines.push(`# ${host} ${fingerprint}\n${host} ${files.keyPath} ${files.certificatePath}`);
+    localNames.push(`# ${fingerprint}\nlocal_name ${host} {\n  ssl_cert = <${files.certificatePath}\n  ssl_key = <${files.keyPath}\n}`);
+  }
   const table = (lines: string[]) => `${MAIL_HEADER}\n${[...lines].sort().join("\n")}${lines.length ? "\n" : ""}`;
   return {
     virtual_domains: table([...domains.keys()].map((domain) => `${domain} OK`)),
@@ -231,6 +270,8 @@ export function renderMailTables(accounts: RenderedAccount[], forwarded: Forward
     moving_domains: table([...moving].map((domain) => `${domain} 450 4.3.2 Mail for ${domain} is moving to another server; try again later`)),
     relay_domains: table([...relayed.keys()].map((domain) => `${domain} OK`)),
     transport: table([...relayed].map(([domain, target]) => `${domain} relay:[${target}]:${port}`)),
+    sni: table(sniLines),
+    dovecot_sni: table(localNames),
   };
 }
 
@@ -238,7 +279,9 @@ export function renderMailTables(accounts: RenderedAccount[], forwarded: Forward
 
 const accountsDir = () => path.join(env().dataDir, "mail-accounts");
 const accountFile = (username: string) => path.join(accountsDir(), `${username}.json`);
-export const POSTFIX_TABLES = ["virtual_domains", "virtual_mailboxes", "virtual_aliases", "sender_logins", "moving_domains", "relay_domains", "transport"] as const;
+export const POSTFIX_TABLES = ["virtual_domains", "virtual_mailboxes", "virtual_aliases", "sender_logins", "moving_domains", "relay_domains", "transport", "sni"] as const;
+/** Tables whose values name files that `postmap -F` stores the contents of (keys: the .db is root's alone). */
+const FILE_CONTENT_TABLES: ReadonlySet<string> = new Set(["sni"]);
 
 interface KeptState {
   suspended: boolean;
@@ -342,7 +385,8 @@ async function rebuild(changing: string | null): Promise<number | null> {
     account.mail = { ...account.mail, dkim: present };
     account.phpLoginHash = (await readIfExists(phpLoginHashFile(account.username)))?.trim() || null;
   }
-  const tables = renderMailTables(accounts, await forwardedDomains(), config.smtpPort);
+  const certificates = await mailHostCertificates(accounts.flatMap((account) => account.mail.domains));
+  const tables = renderMailTables(accounts, await forwardedDomains(), config.smtpPort, certificates);
   // Postfix and Dovecot's own user pass through it (mkdir's mode alone is cut by the panel's umask).
   await makeDirectories(config.mapsDir, 0o755);
   const dovecotGid = groups.get(config.dovecotGroup);
@@ -358,12 +402,13 @@ async function rebuild(changing: string | null): Promise<number | null> {
       await fs.rm(`${temporary}.db`, { force: true });
       changed.push({ file, temporary });
       await writeAtomically(temporary, tables[name], 0o640);
-      const refused = await runPostmap(config.postmapCommand, `hash:${temporary}`);
+      const fileContents = FILE_CONTENT_TABLES.has(name);
+      const refused = await runPostmap(config.postmapCommand, `hash:${temporary}`, fileContents);
       if (refused !== null) {
         console.error(`[mail] postmap refused ${name}: ${refused}`);
         throw new AppError("VALIDATION", `The mail server refused the new ${name} table; nothing was changed`);
       }
-      await fs.chmod(`${temporary}.db`, 0o640);
+      await fs.chmod(`${temporary}.db`, fileContents ? 0o600 : 0o640);
     }
   } catch (error) {
     for (const { temporary } of changed) for (const file of [temporary, `${temporary}.db`]) await fs.rm(file, { force: true });
@@ -388,6 +433,14 @@ async function rebuild(changing: string | null): Promise<number | null> {
   if ((await readIfExists(selectorsFile)) !== tables.dkim_selectors) {
     await assertOwnTable(selectorsFile);
     await writeFilesAtomically([{ path: selectorsFile, contents: tables.dkim_selectors, mode: 0o640, owner: { uid: 0, gid: await dkimGroupId() } }]);
+  }
+  // Dovecot reads its configuration, with the certificates it names, when it (re)loads.
+  const sniFile = path.join(config.mapsDir, "dovecot-sni.conf");
+  if ((await readIfExists(sniFile)) !== tables.dovecot_sni) {
+    await assertOwnTable(sniFile);
+    await writeAtomically(sniFile, tables.dovecot_sni, 0o644);
+    const result = await doveadm(["reload"]);
+    if (result.code !== 0) console.error(`[mail] Dovecot was not reloaded for its certificates: ${exitReason(result)}`);
   }
   if (postfixChanged && config.reloadCommand) {
     const failure = await runCommand(config.reloadCommand);
@@ -514,10 +567,13 @@ async function pruneDkimKeys(domains: Iterable<string>, keep: DkimState[]): Prom
   }
 }
 
-/** `postmap` on `table` (the command split on spaces, the table last, after `--`); null when it succeeded. */
-async function runPostmap(command: string, table: string): Promise<string | null> {
+/**
+ * `postmap` on `table` (the command split on spaces, the table last, after `--`; `-F` first for a
+ * table of files whose contents it stores); null when it succeeded.
+ */
+async function runPostmap(command: string, table: string, fileContents = false): Promise<string | null> {
   const [program, ...args] = command.trim().split(/\s+/);
-  const result = await runChild(program, [...args, "--", table], { env: toolEnv(), timeoutMs: 60_000 });
+  const result = await runChild(program, [...args, ...(fileContents ? ["-F"] : []), "--", table], { env: toolEnv(), timeoutMs: 60_000 });
   return result.code === 0 ? null : exitReason(result);
 }
 
@@ -536,6 +592,41 @@ async function prepareMailFolder(username: string, owner: { uid: number; gid: nu
   } finally {
     await homes.close();
   }
+}
+
+/**
+ * The certificates this machine has for the mail host names of `domains`: CERTS_DIR/mail.<domain>/
+ * (AutoSSL's, or one an admin put there), each only when its chain is for that name, not expired,
+ * and for the key beside it — a pair Postfix or Dovecot would refuse is left out (logged), so the
+ * machine's own certificate answers for that name rather than a failing handshake.
+ */
+async function mailHostCertificates(domains: string[]): Promise<MailHostCertificate[]> {
+  const found: MailHostCertificate[] = [];
+  for (const domain of domains) {
+    const host = `mail.${domainOf(domain)}`;
+    const files = certificateFiles(env().certsDir, host);
+    const [chain, key] = await Promise.all([readIfExists(files.certificatePath), readIfExists(files.keyPath)]);
+    if (chain === null || key === null) continue;
+    try {
+      const leaf = new X509Certificate(chain);
+      if (leaf.checkHost(host) === undefined) throw new Error("it is not for that name");
+      if (Date.parse(leaf.validTo) <= Date.now()) throw new Error("it has expired");
+      if (!leaf.checkPrivateKey(createPrivateKey(key))) throw new Error("it is not for the key beside it");
+      found.push({ host, fingerprint: leaf.fingerprint256 });
+    } catch (error) {
+      console.error(`[mail] ${host}: its certificate is not served: ${(error as Error).message}`);
+    }
+  }
+  return found;
+}
+
+/**
+ * A certificate of this machine changed (AutoSSL installed, renewed or removed one: acme.ts
+ * localMachine.reload): the mail servers' certificates by name follow.
+ */
+export async function refreshMailCertificates(): Promise<void> {
+  if (!mailServerEnabled()) return;
+  await inTurn(() => rebuild(null));
 }
 
 const hasMail = (mail: AccountMail | null | undefined): mail is AccountMail => Boolean(mail && (mail.domains.length || mail.mailboxes.length || mail.aliases.length));

@@ -13,6 +13,7 @@ import { backUp, backupPanelEnv } from "../support/backups";
 import { apiClient } from "../support/http";
 import { type MailServers, startMailServers } from "../support/mail-servers";
 import { makeKey } from "../support/seed";
+import { makeTestCertificates } from "../support/tls";
 import { waitFor } from "../support/wait";
 import { removeLinuxUsers } from "../support/web-servers";
 
@@ -169,6 +170,18 @@ function dkimSignatures(message: string): { d: string; s: string }[] {
   return [...unfolded.matchAll(/^DKIM-Signature:(.*)$/gim)].map((found) => ({ d: /\bd=([^;\s]+)/.exec(found[1])?.[1] ?? "", s: /\bs=([^;\s]+)/.exec(found[1])?.[1] ?? "" }));
 }
 
+/**
+ * Whether a client asking for `name` on `port` (implicit TLS, or after STARTTLS) gets a chain that
+ * `caFile` vouches for as `expectedName` (openssl s_client, verifying both).
+ */
+function tlsVerifies(port: number, name: string, caFile: string, expectedName = name, starttls?: "smtp"): Promise<boolean> {
+  const args = ["s_client", "-connect", `127.0.0.1:${port}`, "-servername", name, "-CAfile", caFile, "-verify_hostname", expectedName, "-verify_return_error", ...(starttls ? ["-starttls", starttls] : [])];
+  return new Promise((resolve) => {
+    const child = execFile("openssl", args, { timeout: 20_000 }, (_error, stdout) => resolve(/Verify return code: 0 \(ok\)/.test(String(stdout))));
+    child.stdin?.end();
+  });
+}
+
 function curl(args: string[]): Promise<CurlResult> {
   return new Promise((resolve) =>
     execFile("curl", ["--silent", "--max-time", "10", ...args], { timeout: 20_000 }, (error, stdout) =>
@@ -239,7 +252,14 @@ for (const backend of machineBackends("pglite")) {
     before(async () => {
       createdUsers.push(username);
       createdUsers.push(otherUser);
-      env = await createEnvironment(backend, seed, { ...backupPanelEnv(root, backend), ...servers.env, SYSTEM_USERS: "1", HOME_ROOT: path.join(root, "home"), ZONES_DIR: path.join(root, "zones") });
+      env = await createEnvironment(backend, seed, {
+        ...backupPanelEnv(root, backend),
+        ...servers.env,
+        SYSTEM_USERS: "1",
+        HOME_ROOT: path.join(root, "home"),
+        ZONES_DIR: path.join(root, "zones"),
+        CERTS_DIR: path.join(root, "certs"),
+      });
     });
     after(async () => {
       await env?.teardown();
@@ -293,6 +313,33 @@ for (const backend of machineBackends("pglite")) {
       const list = await curl(["--user", `info@${domain}:${password}`, `pop3://127.0.0.1:${servers.pop3Port}/`]);
       assert.equal(list.code, 0);
       assert.match(list.stdout, /^1 \d+/m);
+    });
+
+    test("IMAPS and POP3S with the machine's certificate; once mail.<domain> has one of its own (CERTS_DIR/mail.<domain>/) and the mail is applied, IMAPS, POP3S, 465 and 587 show it for that name, and a mail client that checks it reads the mailbox", async () => {
+      const host = `mail.${domain}`;
+      const ca = makeTestCertificates(path.join(root, "tls-ca"), [host]);
+      // The machine's own certificate answers every name that has none here.
+      assert.equal(await tlsVerifies(servers.imapsPort, host, servers.tlsCert, "mail.panel-test.invalid"), true);
+      assert.equal(await tlsVerifies(servers.imapsPort, host, ca.caFile), false);
+      // Where AutoSSL installs a certificate for that name (its key beside its chain).
+      const certsDir = path.join(root, "certs", host);
+      fs.mkdirSync(certsDir, { recursive: true, mode: 0o700 });
+      fs.copyFileSync(ca.certFile, path.join(certsDir, "fullchain.pem"));
+      fs.copyFileSync(ca.keyFile, path.join(certsDir, "privkey.pem"));
+      // A change of the account's mail applies it on the machine (AutoSSL's install does too: autossl.test.ts).
+      const alias = await client().post("/api/client/email/aliases", { address: `tls@${domain}`, targets: [`info@${domain}`] });
+      assert.equal(alias.status, 201, JSON.stringify(alias.body));
+      for (const [port, starttls] of [[servers.imapsPort], [servers.pop3sPort], [servers.smtpsPort], [servers.submissionPort, "smtp"]] as const) {
+        assert.equal(await tlsVerifies(port, host, ca.caFile, host, starttls), true, `port ${port} shows ${host}'s certificate\n${servers.logs().slice(-2000)}`);
+      }
+      assert.equal(await tlsVerifies(servers.imapsPort, `mail.${otherDomain}`, servers.tlsCert, "mail.panel-test.invalid"), true, "another name: the machine's");
+      const asClient = ["--cacert", ca.caFile, "--user", `info@${domain}:${password}`];
+      const imaps = await curl([...asClient, "--resolve", `${host}:${servers.imapsPort}:127.0.0.1`, `imaps://${host}:${servers.imapsPort}/INBOX`, "--request", "UID SEARCH ALL"]);
+      assert.equal(imaps.code, 0);
+      assert.match(imaps.stdout, /^\* SEARCH \d+/m);
+      const pop3s = await curl([...asClient, "--resolve", `${host}:${servers.pop3sPort}:127.0.0.1`, `pop3s://${host}:${servers.pop3sPort}/`]);
+      assert.equal(pop3s.code, 0);
+      assert.match(pop3s.stdout, /^1 \d+/m);
     });
 
     test("a wrong password is refused over IMAP and POP3", async () => {

@@ -395,9 +395,18 @@ for (const backend of machineBackends("postgres")) {
       assert.ok(bad.body.errors.node);
     });
 
-    test("metrics of a node that does not answer: its system info 503 with Retry-After naming it, its recorded history still served", async () => {
+    test("a node that does not answer: its account still shown (sending counts unknown), its system info 503 with Retry-After naming it, its recorded history served; the reads queue nothing for it", async () => {
+      const { id } = accounts.n1;
+      // The node's jobs are read beside the server: on PostgreSQL (TEST_EVERY_BACKEND runs PGlite too, without this check).
+      const reconcilesOf = async () => (env.db ? (await env.db.select().from(nodeJobs).where(eq(nodeJobs.accountId, id))).filter((job) => job.kind === "reconcile").length : 0);
+      const reconcilesBefore = await reconcilesOf();
       n1().agent!.kill("SIGSTOP");
       try {
+        // The account's `mail` asks n1 for its sending counts, and waits NODE_JOB_TIMEOUT_S for them.
+        const shown = await admin().get(`/api/admin/accounts/${id}`);
+        assert.equal(shown.status, 200, JSON.stringify(shown.body));
+        assert.equal(shown.body.mail.sent_last_hour, null);
+        assert.equal(shown.body.mail.sent_today, null);
         const silent = await freshMetrics("system-info", "n1");
         assert.equal(silent.status, 503, JSON.stringify(silent.body));
         assert.match(silent.body.error, /\bn1\b/);
@@ -405,6 +414,9 @@ for (const backend of machineBackends("postgres")) {
         const history = await freshMetrics("history", "n1");
         assert.equal(history.status, 200);
         assert.ok(history.body.length > 0);
+        // A change the node missed is reconciled; a read changed nothing there, so none is queued
+        // (the account's read went unanswered NODE_JOB_TIMEOUT_S before this).
+        assert.equal(await reconcilesOf(), reconcilesBefore);
       } finally {
         n1().agent!.kill("SIGCONT");
       }

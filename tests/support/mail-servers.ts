@@ -13,8 +13,12 @@ import { freePort } from "./server";
 //
 // Postfix: smtpd on `smtpPort` (inbound, no relay: reject_unauth_destination), virtual mailbox
 // domains and maps, virtual alias maps, delivery to Dovecot's LMTP socket. Dovecot: IMAP on
-// `imapPort`, POP3 on `pop3Port` (plain text on loopback: TLS is the next slice), LMTP for Postfix,
-// passdb and userdb from the panel's passwd-file. Quota (docs/email.md "Quota"): Dovecot's quota
+// `imapPort` and POP3 on `pop3Port` (STARTTLS offered; a login without TLS only from this machine,
+// as Dovecot allows on loopback), IMAPS on `imapsPort` and POP3S on `pop3sPort` (implicit TLS),
+// LMTP for Postfix, passdb and userdb from the panel's passwd-file. TLS with the machine's
+// certificate (`tlsCert`, made here for mail.panel-test.invalid), and a mail domain's own by
+// SNI from the panel's `sni` table (Postfix) and `dovecot-sni.conf` (Dovecot), as docs/email.md
+// "TLS" configures the machine. Quota (docs/email.md "Quota"): Dovecot's quota
 // plugin with the count backend, and its quota-status service as Postfix's policy check at RCPT,
 // configured as that page tells the admin (DOVECOT_QUOTA); `env.MAIL_DOVEADM_COMMAND` reaches it.
 //
@@ -31,6 +35,10 @@ export interface MailServers {
   smtpsPort: number;
   imapPort: number;
   pop3Port: number;
+  imapsPort: number;
+  pop3sPort: number;
+  /** The machine's own certificate (self-signed, CN mail.panel-test.invalid): what a name without a certificate of its own gets. */
+  tlsCert: string;
   env: Record<string, string>;
   /** Postfix's config_directory (`sendmail -C` takes it). */
   postfixConfigDir: string;
@@ -225,7 +233,9 @@ plugin {
 
 /** `root` must be a directory Postfix's and Dovecot's users can pass through (0755 up to /). */
 export async function startMailServers(root: string): Promise<MailServers> {
-  const [smtpPort, submissionPort, smtpsPort, imapPort, pop3Port, rspamdPort, quotaStatusPort] = [
+  const [smtpPort, submissionPort, smtpsPort, imapPort, pop3Port, imapsPort, pop3sPort, rspamdPort, quotaStatusPort] = [
+    await freePort(),
+    await freePort(),
     await freePort(),
     await freePort(),
     await freePort(),
@@ -298,6 +308,8 @@ export async function startMailServers(root: string): Promise<MailServers> {
       `smtpd_sasl_path = ${authSocket}`,
       `smtpd_tls_chain_files = ${tlsKey}, ${tlsCert}`,
       "smtpd_tls_security_level = may",
+      // A mail domain's certificate by the name the client asks for (the panel's table, postmap -F).
+      `tls_server_sni_maps = ${map("sni")}`,
       // rspamd signs what is submitted (the submission services below name it again) and scores
       // what comes in; nothing passes while it does not answer: mail waits in the sender's queue
       // rather than leaving unsigned or unscanned.
@@ -339,8 +351,9 @@ state_dir = ${dirs.dovecotState}
 instance_name = ${path.basename(root)}
 protocols = imap pop3 lmtp
 listen = 127.0.0.1
-ssl = no
-disable_plaintext_auth = no
+ssl = required
+ssl_cert = <${tlsCert}
+ssl_key = <${tlsKey}
 auth_mechanisms = plain login
 log_path = ${dovecotLog}
 mail_location = maildir:~
@@ -368,7 +381,9 @@ service imap-login {
     port = ${imapPort}
   }
   inet_listener imaps {
-    port = 0
+    address = 127.0.0.1
+    port = ${imapsPort}
+    ssl = yes
   }
 }
 service pop3-login {
@@ -377,7 +392,9 @@ service pop3-login {
     port = ${pop3Port}
   }
   inet_listener pop3s {
-    port = 0
+    address = 127.0.0.1
+    port = ${pop3sPort}
+    ssl = yes
   }
 }
 service auth {
@@ -394,6 +411,8 @@ service lmtp {
     group = postfix
   }
 }
+# The mail domains' certificates by name (local_name blocks), written by the panel.
+!include_try ${path.join(dirs.maps, "dovecot-sni.conf")}
 `,
   );
   let output = "";
@@ -446,6 +465,8 @@ service lmtp {
       waitForPort(smtpsPort, postfix, logs),
       waitForPort(imapPort, dovecot, logs),
       waitForPort(pop3Port, dovecot, logs),
+      waitForPort(imapsPort, dovecot, logs),
+      waitForPort(pop3sPort, dovecot, logs),
       waitForPort(quotaStatusPort, dovecot, logs),
       waitForPort(rspamdPort, rspamd, logs, 120_000),
     ]);
@@ -459,6 +480,9 @@ service lmtp {
     smtpsPort,
     imapPort,
     pop3Port,
+    imapsPort,
+    pop3sPort,
+    tlsCert,
     env: {
       MAIL_SERVER: "1",
       MAIL_MAPS_DIR: dirs.maps,

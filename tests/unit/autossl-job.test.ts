@@ -11,6 +11,7 @@ import { createAutoSslJob, type AutoSslOptions } from "@/lib/autossl/job";
 import { claimSite, requestRenewal } from "@/lib/autossl/service";
 import { BACKOFF_BASE_MS } from "@/lib/autossl/state";
 import { createDomain, listDomains } from "@/lib/domains/service";
+import { createMailDomain } from "@/lib/email/service";
 import { type AcmeSettings, readCertificate } from "@/lib/provisioning/acme";
 import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
 import { startNginx, type TestNginx } from "../support/nginx";
@@ -208,18 +209,22 @@ for (const backend of testBackends()) {
       assert.deepEqual((await job().check()).issued, ["alice.example"]);
     });
 
-    test("AutoSSL off: no renewals; an expired certificate is taken out of service; orphans go", async () => {
+    test("AutoSSL off: no renewals; an expired certificate is taken out of service; orphans go, but not a mail domain's host name's", async () => {
       await updateAccountProfile(connection.db, seed.alice.id, { is_auto_ssl_enabled: false });
       const installed = (await readCertificate(settings.certsDir, "alice.example"))!;
       assert.deepEqual((await job({ renewBeforeDays: 100_000 }).check()).issued, []);
       assert.equal((await ssl("alice.example")).status, "active", "the certificate stays until it expires");
 
       fs.mkdirSync(path.join(settings.certsDir, "gone.example"));
+      // The mail servers' certificate for a mail domain's host name (docs/email.md "TLS").
+      await createMailDomain(connection.db, seed.alice.id, { domain: "alice.example" });
+      fs.mkdirSync(path.join(settings.certsDir, "mail.alice.example"));
       clock = new Date(installed.expiresAt.getTime() + 1000);
       const summary = await job().check();
       assert.deepEqual(summary.removed.sort(), ["alice.example", "gone.example"]);
       assert.equal(await readCertificate(settings.certsDir, "alice.example"), null);
       assert.ok(!fs.existsSync(path.join(settings.certsDir, "gone.example")));
+      assert.ok(fs.existsSync(path.join(settings.certsDir, "mail.alice.example")), "the mail host's stays");
       assert.deepEqual(await ssl("alice.example"), { status: "off", expires_at: null, error: null });
     });
   });

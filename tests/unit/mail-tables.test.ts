@@ -10,6 +10,7 @@ import { parseQuotaGet, type RenderedAccount, renderMailTables } from "@/lib/pro
 // version's) before it becomes a line of a Postfix table or of Dovecot's passwd-file.
 
 process.env.HOME_ROOT = "/srv/homes";
+process.env.CERTS_DIR = "/srv/certs";
 
 test("SHA512-CRYPT: Drepper's test vectors and openssl's $6$", () => {
   // From https://www.akkadia.org/drepper/SHA-crypt.txt (rounds written out, as the panel writes them).
@@ -133,6 +134,28 @@ test("a forwarded domain: deferred while its account's mail is here, then relaye
     assertRefused(() => renderMailTables([], [{ domain: "alice.example", target }]), "relay target");
   }
   assertRefused(() => renderMailTables([], [{ domain: "alice.example\nevil.example", target: "192.0.2.7" }]), "mail domain");
+});
+
+test("a mail host's certificate: Postfix's SNI line (key, then chain) and Dovecot's local_name block, each with its fingerprint; only a mail domain's host, a fingerprint as such", () => {
+  const header = "# Written by the hosting panel from its records; edit through the panel.\n";
+  const fingerprint = Array.from({ length: 32 }, (_, i) => i.toString(16).padStart(2, "0").toUpperCase()).join(":");
+  const tables = renderMailTables([account()], [], 25, [{ host: "mail.alice.example", fingerprint }]);
+  const files = "/srv/certs/mail.alice.example";
+  assert.equal(tables.sni, `${header}# mail.alice.example ${fingerprint}\nmail.alice.example ${files}/privkey.pem ${files}/fullchain.pem\n`);
+  assert.equal(
+    tables.dovecot_sni,
+    `${header}# ${fingerprint}\nlocal_name mail.alice.example {\n  ssl_cert = <${files}/fullchain.pem\n  ssl_key = <${files}/privkey.pem\n}\n`,
+  );
+  assert.equal(renderMailTables([account()]).sni, header);
+  // Another account's host (or none's), or a name that is no mail host.
+  assert.throws(() => renderMailTables([account()], [], 25, [{ host: "mail.bob.example", fingerprint }]), /no mail domain's host name here/);
+  assert.throws(() => renderMailTables([account()], [], 25, [{ host: "alice.example", fingerprint }]), /no mail domain's host name here/);
+  for (const host of ["mail.alice.example }\nssl_key = </etc/shadow", "mail.alice.example\n.evil", "../mail.alice.example"]) {
+    assertRefused(() => renderMailTables([account()], [], 25, [{ host, fingerprint }]), "mail host");
+  }
+  for (const bad of ["", "AB", `${fingerprint}\nmail.evil.example /etc/shadow`, fingerprint.toLowerCase()]) {
+    assertRefused(() => renderMailTables([account()], [], 25, [{ host: "mail.alice.example", fingerprint: bad }]), "certificate fingerprint");
+  }
 });
 
 test("doveadm quota get's table is read strictly: the header, one STORAGE row, a whole number of KiB; anything else is refused", () => {

@@ -99,8 +99,8 @@ function HowToConnect({ domain, others }: { domain: string | null; others: strin
       </dl>
       <p className="hint">
         {others.length > 0 && <>A mailbox of {others.join(", ")} may use mail.&lt;its domain&gt; the same way. </>}
-        The server&apos;s certificate is its own, not one for mail.&lt;domain&gt; yet: a mail client that checks the name should use the server&apos;s host
-        name instead.
+        A mail client is shown mail.&lt;domain&gt;&apos;s own certificate when its server has one (a subdomain of that name with AutoSSL on gets one), else
+        the server&apos;s: then a client that checks the name should use the server&apos;s host name instead.
       </p>
     </>
   );
