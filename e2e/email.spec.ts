@@ -93,6 +93,8 @@ test("a mail domain, a mailbox and an alias made through the tab are listed; ref
   await expect(row.getByTestId("dns-spf")).toContainText("OK");
   await expect(row.getByTestId("dns-dmarc")).toContainText("OK");
   await expect(row.getByTestId("dns-dkim")).toContainText("No key");
+  // The certificate of its host name (AutoSSL is off on this server: none).
+  await expect(row.getByTestId("mail-certificate")).toHaveText("mail.postie.exampleNone");
   await row.getByTestId("dns-mx").locator("summary").click();
   await expect(row.getByTestId("dns-mx")).toContainText("10 mail.postie.example");
   // The domain is offered no more; the other one still is.

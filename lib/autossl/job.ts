@@ -7,7 +7,6 @@ import { type AcmeSettings, type CertificateMachine, issueCertificate, tlsFilesF
 import { certificateMachineOf } from "./machines";
 import {
   claimSite,
-  mailHostsByNode,
   recordCovered,
   recordFailed,
   recordInstalled,
@@ -19,16 +18,17 @@ import {
 import { decide, nextAttempt } from "./state";
 
 // The AutoSSL job: one per server process (started from instrumentation.ts when ACME is
-// configured). A check walks every site, machine by machine — the panel's own when it has a web
-// server, and each node that hosts sites (lib/autossl/machines.ts: the certificates live on the
-// machine that serves the site, docs/nodes.md "AutoSSL on nodes"): it issues where AutoSSL is on
-// and the certificate is missing, lacks a name (a parked domain added) or is within
+// configured). A check walks every site and every mail domain's host name (mail.<domain>, a
+// certificate of its own: lib/autossl/service.ts), machine by machine — the panel's own when it has
+// a web server, and each node that hosts sites (lib/autossl/machines.ts: the certificates live on
+// the machine that serves the site, docs/nodes.md "AutoSSL on nodes"): it issues where AutoSSL is
+// on and the certificate is missing, lacks a name (a parked domain added) or is within
 // ACME_RENEW_BEFORE_DAYS of expiry (or "Renew now" asked); takes an expired certificate out of
 // service where AutoSSL is off; and removes the certificates of domains the machine no longer
 // serves. Sites are done one after another (never a burst at the CA), each under its lock
 // (lib/autossl/service.ts claimSite). A failure keeps the old certificate, records the reason and
-// backs off (lib/autossl/state.ts); a node that does not answer is left for an hour.
-// Checks run at start, daily, when a back-off ends, and a moment after requestAutoSslCheck().
+// backs off (lib/autossl/state.ts); a node that does not answer is left for an hour. Checks run at
+// start, daily, when a back-off ends, and a moment after requestAutoSslCheck().
 
 export interface AutoSslOptions {
   db?: () => Promise<Database>;
@@ -112,35 +112,38 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
   }
 
   async function issue(db: Database, machine: CertificateMachine, site: SiteToCheck, summary: CheckSummary) {
-    const row = await claimSite(db, site.domainId);
+    const row = await claimSite(db, site);
     if (!row) return; // another instance is issuing it
     try {
       // Read again under the lock: another instance may have just finished this very site.
       const installed = (await machine.certificates([site.domain])).get(site.domain) ?? null;
       const decision = decide({ ...site, row, installed }, clock(), renewBeforeDays());
       if (decision.action !== "issue") {
-        await releaseSite(db, site.domainId);
+        await releaseSite(db, site);
         return;
       }
       log(`${site.domain}: issuing for ${site.names.join(", ")} on ${site.node.name} (${decision.reason})`);
       const certificate = await issueCertificate(settings!, machine, { domain: site.domain, names: site.names });
-      await recordIssued(db, site.domainId, certificate);
+      await recordIssued(db, site, certificate);
       summary.issued.push(site.domain);
     } catch (error) {
       const failures = row.failures + 1;
       const message = publicReason(error);
       log(`${site.domain}: no certificate (attempt ${failures}):`, error);
-      await recordFailed(db, site.domainId, { error: message, failures, nextAttemptAt: nextAttempt(failures, clock()) });
+      await recordFailed(db, site, { error: message, failures, nextAttemptAt: nextAttempt(failures, clock()) });
       summary.failed.push(site.domain);
       return;
     }
     await rewriteSite(db, machine, site);
   }
 
-  /** After its certificate changed (and was recorded): the site's server blocks, then the web server reloaded. */
+  /**
+   * After its certificate changed (and was recorded): the site's server blocks (a mail host name
+   * has none that name the certificate), then the machine's servers reloaded.
+   */
   async function rewriteSite(db: Queryable, machine: CertificateMachine, site: SiteToCheck) {
     try {
-      await siteChanged(db, site.domainId);
+      if (site.kind === "site") await siteChanged(db, site.domainId);
       await machine.reload();
     } catch (error) {
       log(`${site.domain}: the certificate is installed, but its site could not be rewritten:`, error);
@@ -150,11 +153,10 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
   const renewBeforeDays = () => options.renewBeforeDays ?? env().acme?.renewBeforeDays ?? 30;
 
   /**
-   * The sites of one machine, and the certificates it keeps for domains it no longer serves
-   * (deleted, account terminated or moved) — but not those of its mail domains' host names
-   * (`mailHosts`), which its mail servers serve. Returns when the next check is due for them.
+   * The sites and mail host names of one machine, and the certificates it keeps for names it no
+   * longer serves (deleted, account terminated or moved). Returns when the next check is due for them.
    */
-  async function checkMachine(db: Database, sites: SiteToCheck[], mailHosts: ReadonlySet<string>, summary: CheckSummary): Promise<number> {
+  async function checkMachine(db: Database, sites: SiteToCheck[], summary: CheckSummary): Promise<number> {
     let wakeAt = Infinity;
     const machine = certificateMachineOf(sites[0].node, settings!);
     const certificates = await machine.certificates();
@@ -162,22 +164,22 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
       if (!site.autoSsl && !site.row?.names.length) continue; // never had a certificate
       const installed = certificates.get(site.domain) ?? null;
       if (site.row && (site.row.expiresAt?.getTime() ?? null) !== (installed?.expiresAt.getTime() ?? null)) {
-        await recordInstalled(db, site.domainId, installed);
+        await recordInstalled(db, site, installed);
       }
       const decision = decide({ ...site, installed }, clock(), renewBeforeDays());
       if (decision.action === "issue") await issue(db, machine, site, summary);
       else if (decision.action === "wait") wakeAt = Math.min(wakeAt, decision.until.getTime());
       else if (decision.action === "none" && site.autoSsl && installed && site.row && site.row.status !== "active") {
-        await recordCovered(db, site.domainId);
+        await recordCovered(db, site);
       }
       else if (decision.action === "remove") {
         await machine.remove([site.domain]);
-        await recordInstalled(db, site.domainId, null);
+        await recordInstalled(db, site, null);
         await rewriteSite(db, machine, site);
         summary.removed.push(site.domain);
       }
     }
-    const served = new Set([...sites.map((site) => site.domain), ...mailHosts]);
+    const served = new Set(sites.map((site) => site.domain));
     const orphans = [...certificates.keys()].filter((domain) => !served.has(domain));
     if (orphans.length) {
       await machine.remove(orphans);
@@ -192,10 +194,9 @@ export function createAutoSslJob(options: AutoSslOptions = {}): AutoSslJob {
     try {
       settings ??= settingsFromEnv();
       const db = await openDb();
-      const mailHosts = await mailHostsByNode(db);
       for (const sites of byMachine(await sitesToCheck(db))) {
         try {
-          wakeAt = Math.min(wakeAt, await checkMachine(db, sites, mailHosts.get(sites[0].node.id) ?? new Set(), summary));
+          wakeAt = Math.min(wakeAt, await checkMachine(db, sites, summary));
         } catch (error) {
           // One machine that does not answer (a node away) holds up no other.
           log(`the check of ${sites[0].node.name} failed; next attempt in an hour:`, error);

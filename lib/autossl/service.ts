@@ -1,4 +1,5 @@
 import { and, asc, eq, isNull, lt, ne, or, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
 import type { Database, Queryable } from "@/db/client";
 import { domainCertificates, domains, hostingAccounts, mailDomains, nodes } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
@@ -6,22 +7,34 @@ import { siteNames } from "@/lib/domains/names";
 import { mailHostOf } from "@/lib/email/schemas";
 import { notFound } from "@/lib/errors";
 
-// AutoSSL's records in the database: which sites exist and what their certificates are, the lock
-// one instance takes to issue, and the outcome of each attempt.
+// AutoSSL's records in the database: which sites and mail host names exist and what their
+// certificates are, the lock one instance takes to issue, and the outcome of each attempt.
 
-export interface SiteToCheck {
+/** One certificate's row: a domain's site's, or its mail host name's (db/schema/certificates.ts). */
+export interface CertificateKey {
+  domainId: number;
+  kind: CertificateKind;
+}
+
+export type CertificateKind = (typeof domainCertificates.$inferSelect)["kind"];
+
+/** What AutoSSL checks: a site, or the host name `mail.<domain>` of a mail domain (kind "mail"). */
+export interface SiteToCheck extends CertificateKey {
   /** The node that serves it (its account's). */
   node: typeof nodes.$inferSelect;
-  domainId: number;
+  /** The certificate's first name, and its folder under CERTS_DIR. */
   domain: string;
   autoSsl: boolean;
   names: string[];
   row: typeof domainCertificates.$inferSelect | null;
 }
 
+const rowOf = (key: CertificateKey) => and(eq(domainCertificates.domainId, key.domainId), eq(domainCertificates.kind, key.kind));
+
 /**
- * Every site (domains and subdomains; parked names are on their domain's certificate) with the
- * node that serves it: its certificate is made and kept there (docs/nodes.md "AutoSSL on nodes").
+ * Every site (domains and subdomains; parked names are on their domain's certificate), then every
+ * mail domain's host name (mailHostsToCheck), with the node that serves it: its certificate is
+ * made and kept there (docs/nodes.md "AutoSSL on nodes").
  */
 export async function sitesToCheck(db: Queryable): Promise<SiteToCheck[]> {
   const rows = await db
@@ -29,7 +42,7 @@ export async function sitesToCheck(db: Queryable): Promise<SiteToCheck[]> {
     .from(domains)
     .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
     .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
-    .leftJoin(domainCertificates, eq(domainCertificates.domainId, domains.id))
+    .leftJoin(domainCertificates, and(eq(domainCertificates.domainId, domains.id), eq(domainCertificates.kind, "site")))
     .orderBy(asc(domains.id));
   const parked = await db
     .select({ on: domains.parkedOnDomainId, name: domains.domain })
@@ -37,30 +50,39 @@ export async function sitesToCheck(db: Queryable): Promise<SiteToCheck[]> {
     .where(eq(domains.domainType, "parked"));
   const parkedOn = new Map<number, string[]>();
   for (const { on, name } of parked) parkedOn.set(on!, [...(parkedOn.get(on!) ?? []), name]);
-  return rows
+  const sites = rows
     .filter(({ domain }) => domain.domainType !== "parked")
     .map(({ domain, autoSsl, row, node }) => ({
       node,
       domainId: domain.id,
+      kind: "site" as const,
       domain: domain.domain,
       autoSsl,
       names: siteNames(domain.domain, domain.domainType, parkedOn.get(domain.id) ?? []),
       row,
     }));
+  return [...sites, ...(await mailHostsToCheck(db))];
 }
 
 /**
- * The mail host names (`mail.<domain>`) of the mail domains each node serves, by node id: a
- * certificate there for one of them is its mail servers' (docs/email.md "TLS"), never an orphan.
+ * The host name of each mail domain, `mail.<domain>`, as a certificate of its own (a failure there
+ * never holds up the site's), answered for HTTP-01 by a server block of its own on the machine
+ * (lib/provisioning/nginx.ts). Not when the account has a site of that name: its certificate is
+ * the site's, in the same folder.
  */
-export async function mailHostsByNode(db: Queryable): Promise<Map<number, Set<string>>> {
+async function mailHostsToCheck(db: Queryable): Promise<SiteToCheck[]> {
+  const sameNamedSite = alias(domains, "same_named_site");
   const rows = await db
-    .select({ nodeId: hostingAccounts.nodeId, domain: mailDomains.domain })
+    .select({ domainId: mailDomains.domainId, domain: mailDomains.domain, autoSsl: hostingAccounts.isAutoSslEnabled, row: domainCertificates, node: nodes, site: sameNamedSite.id })
     .from(mailDomains)
-    .innerJoin(hostingAccounts, eq(hostingAccounts.id, mailDomains.accountId));
-  const hosts = new Map<number, Set<string>>();
-  for (const { nodeId, domain } of rows) hosts.set(nodeId, (hosts.get(nodeId) ?? new Set()).add(mailHostOf(domain)));
-  return hosts;
+    .innerJoin(hostingAccounts, eq(hostingAccounts.id, mailDomains.accountId))
+    .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
+    .leftJoin(domainCertificates, and(eq(domainCertificates.domainId, mailDomains.domainId), eq(domainCertificates.kind, "mail")))
+    .leftJoin(sameNamedSite, eq(sameNamedSite.domain, sql`'mail.' || ${mailDomains.domain}`))
+    .orderBy(asc(mailDomains.domainId));
+  return rows
+    .filter((row) => row.site === null)
+    .map(({ domainId, domain, autoSsl, row, node }) => ({ node, domainId, kind: "mail" as const, domain: mailHostOf(domain), autoSsl, names: [mailHostOf(domain)], row }));
 }
 
 /** How long an instance may hold a site's issuing lock before another may take it over. */
@@ -71,12 +93,12 @@ const LEASE = sql`now() + interval '10 minutes'`;
  * several instances and on single-process PGlite, and never holds a transaction open across the
  * CA's network calls). Returns the row as it is now, or null when another instance holds it.
  */
-export async function claimSite(db: Queryable, domainId: number) {
+export async function claimSite(db: Queryable, key: CertificateKey) {
   const [row] = await db
     .insert(domainCertificates)
-    .values({ domainId, issuingUntil: LEASE })
+    .values({ domainId: key.domainId, kind: key.kind, issuingUntil: LEASE })
     .onConflictDoUpdate({
-      target: domainCertificates.domainId,
+      target: [domainCertificates.domainId, domainCertificates.kind],
       set: { issuingUntil: LEASE },
       setWhere: or(isNull(domainCertificates.issuingUntil), lt(domainCertificates.issuingUntil, sql`now()`)),
     })
@@ -84,7 +106,7 @@ export async function claimSite(db: Queryable, domainId: number) {
   return row ?? null;
 }
 
-export async function recordIssued(db: Queryable, domainId: number, certificate: { names: string[]; expiresAt: Date }) {
+export async function recordIssued(db: Queryable, key: CertificateKey, certificate: { names: string[]; expiresAt: Date }) {
   await db
     .update(domainCertificates)
     .set({
@@ -97,37 +119,37 @@ export async function recordIssued(db: Queryable, domainId: number, certificate:
       renewRequested: false,
       issuingUntil: null,
     })
-    .where(eq(domainCertificates.domainId, domainId));
+    .where(rowOf(key));
 }
 
-export async function recordFailed(db: Queryable, domainId: number, failure: { error: string; failures: number; nextAttemptAt: Date }) {
+export async function recordFailed(db: Queryable, key: CertificateKey, failure: { error: string; failures: number; nextAttemptAt: Date }) {
   await db
     .update(domainCertificates)
     .set({ status: "failed", ...failure, issuingUntil: null })
-    .where(eq(domainCertificates.domainId, domainId));
+    .where(rowOf(key));
 }
 
 /** The certificate on disk is what the record says (read at every check: the files are the truth). */
-export async function recordInstalled(db: Queryable, domainId: number, installed: { names: string[]; expiresAt: Date } | null) {
+export async function recordInstalled(db: Queryable, key: CertificateKey, installed: { names: string[]; expiresAt: Date } | null) {
   await db
     .update(domainCertificates)
     .set(installed ? { names: installed.names, expiresAt: installed.expiresAt } : { names: [], expiresAt: null })
-    .where(eq(domainCertificates.domainId, domainId));
+    .where(rowOf(key));
 }
 
 /**
  * The installed certificate already covers what the site needs (a failing name was removed
  * again): whatever failed before is over.
  */
-export async function recordCovered(db: Queryable, domainId: number) {
+export async function recordCovered(db: Queryable, key: CertificateKey) {
   await db
     .update(domainCertificates)
     .set({ status: "active", error: null, failures: 0, nextAttemptAt: null })
-    .where(and(eq(domainCertificates.domainId, domainId), ne(domainCertificates.status, "active")));
+    .where(and(rowOf(key), ne(domainCertificates.status, "active")));
 }
 
-export async function releaseSite(db: Queryable, domainId: number) {
-  await db.update(domainCertificates).set({ issuingUntil: null }).where(eq(domainCertificates.domainId, domainId));
+export async function releaseSite(db: Queryable, key: CertificateKey) {
+  await db.update(domainCertificates).set({ issuingUntil: null }).where(rowOf(key));
 }
 
 /**
@@ -145,9 +167,9 @@ export async function requestRenewal(db: Database, accountId: number, domainId: 
     const failedToPending = sql`case when ${domainCertificates.status} = 'failed' then 'pending'::ssl_status else ${domainCertificates.status} end`;
     await tx
       .insert(domainCertificates)
-      .values({ domainId: target.id, renewRequested: true })
+      .values({ domainId: target.id, kind: "site", renewRequested: true })
       .onConflictDoUpdate({
-        target: domainCertificates.domainId,
+        target: [domainCertificates.domainId, domainCertificates.kind],
         set: { renewRequested: true, failures: 0, nextAttemptAt: null, status: failedToPending },
       });
     await recordAudit(tx, actor, { action: "domain.ssl_renew", targetType: "domain", targetId: target.id });

@@ -150,7 +150,10 @@ function selectDomains(db: Queryable) {
     .innerJoin(hostingAccounts, eq(hostingAccounts.id, domains.accountId))
     .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
     .leftJoin(phpVersions, eq(phpVersions.id, domains.phpVersionId))
-    .leftJoin(domainCertificates, eq(domainCertificates.domainId, sql`coalesce(${domains.parkedOnDomainId}, ${domains.id})`));
+    .leftJoin(
+      domainCertificates,
+      and(eq(domainCertificates.domainId, sql`coalesce(${domains.parkedOnDomainId}, ${domains.id})`), eq(domainCertificates.kind, "site")),
+    );
 }
 
 type SelectedDomain = Awaited<ReturnType<typeof selectDomains>>[number];

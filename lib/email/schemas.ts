@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { sslSchema } from "@/lib/domains/schemas";
 import { onlyFields, timestamp } from "@/lib/http/operation";
 import { LOCAL_PART, MAX_QUOTA_MB, MAX_TARGETS, TARGET_ADDRESS } from "@/lib/provisioning/rules";
 
@@ -80,6 +81,9 @@ export const mailDomainRecordSchema = z.object({
   dns: z.object({ mx: dnsCheck, spf: dnsCheck, dkim: dnsCheck, dmarc: dnsCheck }),
   // The selector its mail is signed with (null: none), and every key still in its zone.
   dkim: z.object({ selector: z.string().nullable(), keys: z.array(dkimKey) }),
+  // The certificate of its host name, mail.<domain>, that mail clients are shown (docs/email.md
+  // "TLS"): as a domain's `ssl`, for that name.
+  ssl: sslSchema,
   created_at: timestamp,
 });
 export type MailDomainRecord = z.infer<typeof mailDomainRecordSchema>;

@@ -1,11 +1,15 @@
 import { and, asc, eq, inArray, ne, sql, sum } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
-import { dnsRecords, domains, hostingAccounts, mailAliases, mailboxes, mailDkimKeys, mailDomains, nodes } from "@/db/schema";
+import { dnsRecords, domainCertificates, domains, hostingAccounts, mailAliases, mailboxes, mailDkimKeys, mailDomains, nodes } from "@/db/schema";
 import { assertQuota, lockAccount } from "@/lib/accounts/lock";
+import { autoSslServes, requestAutoSslCheck } from "@/lib/autossl/job";
+import { sslState } from "@/lib/autossl/state";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
 import { bumpSerial, DEFAULT_TTL, lockZone } from "@/lib/dns/zone";
+import type { SslState } from "@/lib/domains/schemas";
 import { notFound, validationError } from "@/lib/errors";
+import { syncAccountSites } from "@/lib/hosting/service";
 import { hostOfAccount } from "@/lib/nodes/hosts";
 import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import { type AccountMail, applyAllMail, mailServerEnabled } from "@/lib/provisioning/mail";
@@ -151,8 +155,32 @@ async function toMailDomainRecord(db: Queryable, row: typeof mailDomains.$inferS
         unpublished_after: key.retiredAt ? new Date(key.retiredAt.getTime() + DKIM_RETIRED_KEEP_MS).toISOString() : null,
       })),
     },
+    ssl: await mailHostSsl(db, row),
     created_at: row.createdAt.toISOString(),
   };
+}
+
+/**
+ * The certificate of the mail domain's host name as AutoSSL keeps it (docs/email.md "TLS"): its
+ * own (kind "mail"), or that of the site of that name when there is one.
+ */
+async function mailHostSsl(db: Queryable, row: typeof mailDomains.$inferSelect): Promise<SslState> {
+  const host = mailHostOf(row.domain);
+  const [account] = await db
+    .select({ autoSsl: hostingAccounts.isAutoSslEnabled, node: nodes.name })
+    .from(hostingAccounts)
+    .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
+    .where(eq(hostingAccounts.id, row.accountId));
+  const [site] = await db.select({ id: domains.id }).from(domains).where(eq(domains.domain, host));
+  const [certificate] = await db
+    .select({ status: domainCertificates.status, names: domainCertificates.names, expiresAt: domainCertificates.expiresAt, error: domainCertificates.error })
+    .from(domainCertificates)
+    .where(
+      site
+        ? and(eq(domainCertificates.domainId, site.id), eq(domainCertificates.kind, "site"))
+        : and(eq(domainCertificates.domainId, row.domainId), eq(domainCertificates.kind, "mail")),
+    );
+  return sslState(host, certificate ?? null, account.autoSsl && autoSslServes(account.node));
 }
 
 export async function listMailDomains(db: Queryable, accountId: number): Promise<MailDomainRecord[]> {
@@ -192,11 +220,15 @@ export async function createMailDomain(db: Database, accountId: number, input: z
     return { ...made, settleMs: await applyAccountMailOf(tx, accountId) };
   });
   if (zoneChanged) await syncZoneFile(db, row.domainId);
+  requestAutoSslCheck();
   await settle(settleMs);
   return toMailDomainRecord(db, row);
 }
 
-/** A mail domain for the account's domain `name` (422 at `field` when it is not one of the account's, or is one already). */
+/**
+ * A mail domain for the account's domain `name` (422 at `field` when it is not one of the
+ * account's, or is one already); its site rewritten to answer for `mail.<domain>` too.
+ */
 async function makeMailDomain(tx: Queryable, accountId: number, name: string, field: string) {
   const [domain] = await tx.select({ id: domains.id, domain: domains.domain }).from(domains).where(and(eq(domains.domain, name), eq(domains.accountId, accountId)));
   if (!domain) throw validationError(field, `${field === "domain" ? "is" : `is in ${name}, which is`} not a domain of this account`);
@@ -204,6 +236,9 @@ async function makeMailDomain(tx: Queryable, accountId: number, name: string, fi
   if (existing && field === "domain") throw validationError("domain", "is already a mail domain of this account");
   const [row] = await tx.insert(mailDomains).values({ accountId, domainId: domain.id, domain: domain.domain }).returning();
   const recordsAdded = await addMailRecords(tx, domain.id);
+  // Its site answers for mail.<domain> too (AutoSSL's challenge for the mail host's certificate:
+  // the caller asks for a check once this is committed).
+  await syncAccountSites(tx, accountId);
   // Its DKIM key signs from the start: no mail of the domain was signed before, so there is no
   // old selector to keep verifying (a rotation publishes before it signs: rotateDkimKey).
   const key = await publishDkimKey(tx, accountId, row, "signing");
@@ -215,11 +250,11 @@ async function makeMailDomain(tx: Queryable, accountId: number, name: string, fi
  * is not a mail domain yet becomes one (as POST …/email/domains would make it); another's domain,
  * or none, is a 422 at `field`.
  */
-async function mailDomainFor(tx: Queryable, accountId: number, domain: string, field: string): Promise<{ id: number; domain: string; domainId: number; zoneChanged: boolean }> {
+async function mailDomainFor(tx: Queryable, accountId: number, domain: string, field: string): Promise<{ id: number; domain: string; domainId: number; zoneChanged: boolean; made: boolean }> {
   const [row] = await tx.select().from(mailDomains).where(and(eq(mailDomains.domain, domain), eq(mailDomains.accountId, accountId)));
-  if (row) return { id: row.id, domain: row.domain, domainId: row.domainId, zoneChanged: false };
+  if (row) return { id: row.id, domain: row.domain, domainId: row.domainId, zoneChanged: false, made: false };
   const made = await makeMailDomain(tx, accountId, domain, field);
-  return { id: made.row.id, domain: made.row.domain, domainId: made.row.domainId, zoneChanged: made.zoneChanged };
+  return { id: made.row.id, domain: made.row.domain, domainId: made.row.domainId, zoneChanged: made.zoneChanged, made: true };
 }
 
 /**
@@ -331,7 +366,7 @@ export async function createMailbox(db: Database, accountId: number, input: z.ou
  */
 export async function createMailboxWithHash(db: Database, accountId: number, input: Omit<z.output<typeof createMailboxBodySchema>, "password"> & { passwordHash: string }): Promise<MailboxRecord> {
   const { passwordHash } = input;
-  const { row, domainId, zoneChanged, settleMs } = await db.transaction(async (tx) => {
+  const { row, domainId, zoneChanged, madeMailDomain, settleMs } = await db.transaction(async (tx) => {
     const { plan } = await lockAccount(tx, accountId);
     await lockAddresses(tx);
     const { localPart, domain } = splitAddress(input.address);
@@ -347,9 +382,10 @@ export async function createMailboxWithHash(db: Database, accountId: number, inp
       .insert(mailboxes)
       .values({ accountId, mailDomainId: mailDomain.id, localPart, address: input.address, passwordHash, quotaMb: input.quota_mb, enabled: input.enabled })
       .returning();
-    return { row, domainId: mailDomain.domainId, zoneChanged: mailDomain.zoneChanged, settleMs: await applyAccountMailOf(tx, accountId) };
+    return { row, domainId: mailDomain.domainId, zoneChanged: mailDomain.zoneChanged, madeMailDomain: mailDomain.made, settleMs: await applyAccountMailOf(tx, accountId) };
   });
   if (zoneChanged) await syncZoneFile(db, domainId);
+  if (madeMailDomain) requestAutoSslCheck();
   await settle(settleMs);
   return toMailboxRecord(row, 0);
 }
@@ -457,7 +493,7 @@ async function assertLocalTargetsExist(tx: Queryable, accountId: number, address
 }
 
 export async function createAlias(db: Database, accountId: number, input: z.output<typeof createAliasBodySchema>): Promise<AliasRecord> {
-  const { row, domainId, zoneChanged, settleMs } = await db.transaction(async (tx) => {
+  const { row, domainId, zoneChanged, madeMailDomain, settleMs } = await db.transaction(async (tx) => {
     await lockAccount(tx, accountId);
     await lockAddresses(tx);
     const { localPart, domain } = splitAddress(input.address);
@@ -469,9 +505,10 @@ export async function createAlias(db: Database, accountId: number, input: z.outp
     await assertLocalTargetsExist(tx, accountId, input.address, input.targets);
     await assertNoLoop(tx, input.address, input.targets);
     const [row] = await tx.insert(mailAliases).values({ accountId, mailDomainId: mailDomain.id, localPart, address: input.address, targets: input.targets }).returning();
-    return { row, domainId: mailDomain.domainId, zoneChanged: mailDomain.zoneChanged, settleMs: await applyAccountMailOf(tx, accountId) };
+    return { row, domainId: mailDomain.domainId, zoneChanged: mailDomain.zoneChanged, madeMailDomain: mailDomain.made, settleMs: await applyAccountMailOf(tx, accountId) };
   });
   if (zoneChanged) await syncZoneFile(db, domainId);
+  if (madeMailDomain) requestAutoSslCheck();
   await settle(settleMs);
   return toAliasRecord(row);
 }

@@ -1,7 +1,8 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
-import { customerDatabases, databaseUsers, domains, hostingAccounts, nodes, phpVersions, plans } from "@/db/schema";
+import { customerDatabases, databaseUsers, domains, hostingAccounts, mailDomains, nodes, phpVersions, plans } from "@/db/schema";
 import { siteNames } from "@/lib/domains/names";
+import { mailHostOf } from "@/lib/email/schemas";
 import { env } from "@/lib/env";
 import { queueOnNode } from "@/lib/nodes/dispatch";
 import { hostOfAccount, hostOfNode } from "@/lib/nodes/hosts";
@@ -26,7 +27,8 @@ import { phpSettingsOf } from "@/lib/php-settings/rows";
 
 /**
  * The hosting of the given accounts (all when `accountIds` is undefined), from the database:
- * their served domains with the names parked on them, PHP versions, profiles and PHP settings.
+ * their served domains with the names parked on them (and their mail domains' host names),
+ * PHP versions, profiles and PHP settings.
  */
 export async function hostedAccounts(db: Queryable, accountIds?: number[]): Promise<Map<number, HostedAccount>> {
   const accountRows = await db
@@ -53,6 +55,7 @@ export async function hostedAccounts(db: Queryable, accountIds?: number[]): Prom
     .orderBy(domains.id);
   const parked = new Map<number, string[]>();
   for (const row of rows) if (row.parkedOn !== null) parked.set(row.parkedOn, [...(parked.get(row.parkedOn) ?? []), row.domain]);
+  const mailHosts = await mailHostsBySite(db, rows, accountIds);
   const settings = await phpSettingsOf(db, accountRows.map((row) => row.id));
   const accounts = new Map<number, HostedAccount>(
     accountRows.map((row) => [row.id, { username: row.username, suspended: row.status === "suspended", php: settings.get(row.id)!, domains: [] }]),
@@ -61,7 +64,7 @@ export async function hostedAccounts(db: Queryable, accountIds?: number[]): Prom
     if (row.type === "parked") continue;
     accounts.get(row.accountId)?.domains.push({
       domain: row.domain,
-      serverNames: siteNames(row.domain, row.type, parked.get(row.id) ?? []),
+      serverNames: [...siteNames(row.domain, row.type, parked.get(row.id) ?? []), ...(mailHosts.get(row.id) ?? [])],
       path: row.path ?? "public_html",
       profile: row.profile,
       // Only the php profile runs PHP; a static or proxied domain never reaches a pool.
@@ -70,6 +73,29 @@ export async function hostedAccounts(db: Queryable, accountIds?: number[]): Prom
     });
   }
   return accounts;
+}
+
+/**
+ * The mail host names (`mail.<domain>`) each site answers too, by the site's domain id: a mail
+ * domain's is answered by its own site, or by the site it is parked on — for AutoSSL's HTTP-01
+ * challenge of the mail host's certificate (lib/autossl/service.ts; its A record is the apex's,
+ * lib/email/service.ts). Not when a site of that name exists: it answers for itself.
+ */
+async function mailHostsBySite(db: Queryable, rows: { id: number; domain: string; parkedOn: number | null }[], accountIds?: number[]): Promise<Map<number, string[]>> {
+  const mail = await db
+    .select({ domainId: mailDomains.domainId, domain: mailDomains.domain })
+    .from(mailDomains)
+    .where(accountIds ? inArray(mailDomains.accountId, accountIds) : undefined);
+  const names = new Set(rows.map((row) => row.domain));
+  const siteOf = new Map(rows.map((row) => [row.id, row.parkedOn ?? row.id]));
+  const hosts = new Map<number, string[]>();
+  for (const { domainId, domain } of mail) {
+    const host = mailHostOf(domain);
+    const site = siteOf.get(domainId);
+    if (site === undefined || names.has(host)) continue;
+    hosts.set(site, [...(hosts.get(site) ?? []), host]);
+  }
+  return hosts;
 }
 
 /**

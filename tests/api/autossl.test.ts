@@ -5,7 +5,7 @@ import https from "node:https";
 import type { TLSSocket } from "node:tls";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { domainCertificates } from "@/db/schema";
 import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
@@ -19,7 +19,9 @@ import { seedTenants } from "../support/seed";
 // on over the API makes the certificate active within a bounded wait, the site answers over
 // HTTPS with a certificate for the right names (trusted through pebble's root) and HTTP
 // redirects; a parked domain added later is on the re-issued certificate; a name the CA cannot
-// validate records `failed` with the reason and leaves the working certificate in place.
+// validate records `failed` with the reason and leaves the working certificate in place; a mail
+// domain's host name, mail.<domain>, gets a certificate of its own, its challenge answered by the
+// domain's site.
 // (Renewal thresholds and back-off timing: tests/unit/autossl-job.test.ts, with a clock.)
 
 const WAIT_MS = 30_000;
@@ -154,7 +156,7 @@ for (const backend of machineBackends("postgres")) {
       assert.deepEqual(secure.names, ["alice-parked.example", "alice.example", "www.alice.example"]);
       if (env.db) {
         // Backed off: the next attempt is a quarter of an hour away, not the next check.
-        const [row] = await env.db.select().from(domainCertificates).where(eq(domainCertificates.domainId, main.id));
+        const [row] = await env.db.select().from(domainCertificates).where(and(eq(domainCertificates.domainId, main.id), eq(domainCertificates.kind, "site")));
         assert.equal(row.failures, 1);
         const waitS = (row.nextAttemptAt!.getTime() - Date.now()) / 1000;
         assert.ok(waitS > 14 * 60 && waitS <= 15 * 60, String(waitS));
@@ -167,6 +169,20 @@ for (const backend of machineBackends("postgres")) {
         return state.status === "active" && state;
       });
       assert.equal(healed.error, null);
+    });
+
+    test("a mail domain: its site answers the challenge for mail.<domain>, which gets a certificate of its own; the site's keeps its names", async () => {
+      const made = await alice().post("/api/client/email/domains", { domain: "alice.example" });
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+      const ssl = await waitUntil("the mail host's certificate", async () => {
+        const [mailDomain] = (await alice().get("/api/client/email/domains")).body;
+        assert.notEqual(mailDomain.ssl.status, "failed", mailDomain.ssl.error);
+        return mailDomain.ssl.status === "active" && mailDomain.ssl;
+      });
+      assert.ok(Date.parse(ssl.expires_at) > Date.now() + 86_400_000);
+      const secure = await fetchAs(httpsPort, "alice.example", pebble.issuanceRoot);
+      assert.deepEqual(secure.names, ["alice-parked.example", "alice.example", "www.alice.example"]);
+      assert.equal((await domain("alice.example")).ssl.status, "active");
     });
   });
 }

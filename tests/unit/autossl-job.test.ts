@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Connection } from "@/db/client";
 import { domainCertificates } from "@/db/schema";
 import { updateAccountProfile } from "@/lib/accounts/service";
@@ -11,7 +11,7 @@ import { createAutoSslJob, type AutoSslOptions } from "@/lib/autossl/job";
 import { claimSite, requestRenewal } from "@/lib/autossl/service";
 import { BACKOFF_BASE_MS } from "@/lib/autossl/state";
 import { createDomain, listDomains } from "@/lib/domains/service";
-import { createMailDomain } from "@/lib/email/service";
+import { createMailDomain, listMailDomains } from "@/lib/email/service";
 import { type AcmeSettings, readCertificate } from "@/lib/provisioning/acme";
 import { createTestDatabase, type TestDatabase, testBackends } from "../support/database";
 import { startNginx, type TestNginx } from "../support/nginx";
@@ -99,8 +99,8 @@ for (const backend of testBackends()) {
         ...extra,
       });
     const ssl = async (name: string) => (await listDomains(connection.db, seed.alice.id)).find((row) => row.domain === name)!.ssl;
-    const row = async (domainId: number) =>
-      (await connection.db.select().from(domainCertificates).where(eq(domainCertificates.domainId, domainId)))[0];
+    const row = async (domainId: number, kind: "site" | "mail" = "site") =>
+      (await connection.db.select().from(domainCertificates).where(and(eq(domainCertificates.domainId, domainId), eq(domainCertificates.kind, kind))))[0];
 
     before(async () => {
       database = await createTestDatabase(backend);
@@ -201,30 +201,39 @@ for (const backend of testBackends()) {
 
     test("one instance issues a site at a time (the lock is a lease on its row)", async () => {
       const [main] = await listDomains(connection.db, seed.alice.id);
-      assert.ok(await claimSite(connection.db, main.id));
-      assert.equal(await claimSite(connection.db, main.id), null);
+      assert.ok(await claimSite(connection.db, { domainId: main.id, kind: "site" }));
+      assert.equal(await claimSite(connection.db, { domainId: main.id, kind: "site" }), null);
       await requestRenewal(connection.db, seed.alice.id, main.id, seedActor);
       assert.deepEqual((await job().check()).issued, [], "another instance holds the site");
       await connection.db.update(domainCertificates).set({ issuingUntil: null }).where(eq(domainCertificates.domainId, main.id));
       assert.deepEqual((await job().check()).issued, ["alice.example"]);
     });
 
-    test("AutoSSL off: no renewals; an expired certificate is taken out of service; orphans go, but not a mail domain's host name's", async () => {
+    test("a mail domain's host name gets a certificate of its own (mail.<domain> alone), the site's untouched; the next check leaves both", async () => {
+      const [main] = await listDomains(connection.db, seed.alice.id);
+      const siteBefore = await readCertificate(settings.certsDir, "alice.example");
+      await createMailDomain(connection.db, seed.alice.id, { domain: "alice.example" });
+      assert.deepEqual((await job().check()).issued, ["mail.alice.example"]);
+      assert.deepEqual((await readCertificate(settings.certsDir, "mail.alice.example"))?.names, ["mail.alice.example"]);
+      assert.deepEqual(await readCertificate(settings.certsDir, "alice.example"), siteBefore, "the site's certificate is untouched");
+      assert.equal((await row(main.id, "mail")).status, "active");
+      assert.equal((await row(main.id, "site")).status, "active");
+      assert.equal((await listMailDomains(connection.db, seed.alice.id))[0].ssl.status, "active");
+      assert.deepEqual(await job().check(), { issued: [], failed: [], removed: [] });
+    });
+
+    test("AutoSSL off: no renewals; an expired certificate is taken out of service; orphans go", async () => {
       await updateAccountProfile(connection.db, seed.alice.id, { is_auto_ssl_enabled: false });
       const installed = (await readCertificate(settings.certsDir, "alice.example"))!;
       assert.deepEqual((await job({ renewBeforeDays: 100_000 }).check()).issued, []);
       assert.equal((await ssl("alice.example")).status, "active", "the certificate stays until it expires");
 
       fs.mkdirSync(path.join(settings.certsDir, "gone.example"));
-      // The mail servers' certificate for a mail domain's host name (docs/email.md "TLS").
-      await createMailDomain(connection.db, seed.alice.id, { domain: "alice.example" });
-      fs.mkdirSync(path.join(settings.certsDir, "mail.alice.example"));
       clock = new Date(installed.expiresAt.getTime() + 1000);
       const summary = await job().check();
-      assert.deepEqual(summary.removed.sort(), ["alice.example", "gone.example"]);
+      assert.deepEqual(summary.removed.sort(), ["alice.example", "gone.example", "mail.alice.example"]);
       assert.equal(await readCertificate(settings.certsDir, "alice.example"), null);
       assert.ok(!fs.existsSync(path.join(settings.certsDir, "gone.example")));
-      assert.ok(fs.existsSync(path.join(settings.certsDir, "mail.alice.example")), "the mail host's stays");
       assert.deepEqual(await ssl("alice.example"), { status: "off", expires_at: null, error: null });
     });
   });

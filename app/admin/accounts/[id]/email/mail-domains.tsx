@@ -4,6 +4,7 @@ import { ActionButton } from "@/components/action-button";
 import { announce } from "@/components/status-message";
 import { Badge } from "@/components/status";
 import type { MailDomainRecord } from "@/lib/email/schemas";
+import { CertificateState } from "../domains/domain-facts";
 import { rotateDkimKeyAction } from "./actions";
 
 type Check = MailDomainRecord["dns"]["mx"];
@@ -57,7 +58,8 @@ function DnsCheck({ kind, check }: { kind: string; check: Check }) {
 
 /**
  * The account's mail domains: each record mail needs in its zone (MX, SPF, DKIM, DMARC) against
- * what the zone holds, the key its mail is signed with, and "Rotate DKIM key" (`canRotate`: the
+ * what the zone holds, the key its mail is signed with, the certificate of its host name
+ * mail.<domain> (AutoSSL's, shown to mail clients), and "Rotate DKIM key" (`canRotate`: the
  * account's machine runs a mail server, where the key is made).
  */
 export function MailDomains({ accountId, mailDomains, canRotate }: { accountId: number; mailDomains: MailDomainRecord[]; canRotate: boolean }) {
@@ -71,13 +73,14 @@ export function MailDomains({ accountId, mailDomains, canRotate }: { accountId: 
             <th>SPF</th>
             <th>DKIM</th>
             <th>DMARC</th>
+            <th>Certificate</th>
             <th aria-label="Actions" />
           </tr>
         </thead>
         <tbody>
           {mailDomains.length === 0 && (
             <tr>
-              <td colSpan={6} className="muted">
+              <td colSpan={7} className="muted">
                 No mail domains yet: add one below, or make a mailbox or an alias in one of the account&apos;s domains.
               </td>
             </tr>
@@ -99,6 +102,12 @@ export function MailDomains({ accountId, mailDomains, canRotate }: { accountId: 
               </td>
               <td data-label="DMARC">
                 <DnsCheck kind="DMARC" check={mailDomain.dns.dmarc} />
+              </td>
+              <td data-label="Certificate" data-testid="mail-certificate">
+                <div className="muted">
+                  <code>mail.{mailDomain.domain}</code>
+                </div>
+                <CertificateState ssl={mailDomain.ssl} />
               </td>
               <td data-label="Actions">
                 {canRotate && (

@@ -99,7 +99,7 @@ function HowToConnect({ domain, others }: { domain: string | null; others: strin
       </dl>
       <p className="hint">
         {others.length > 0 && <>A mailbox of {others.join(", ")} may use mail.&lt;its domain&gt; the same way. </>}
-        A mail client is shown mail.&lt;domain&gt;&apos;s own certificate when its server has one (a subdomain of that name with AutoSSL on gets one), else
+        A mail client is shown mail.&lt;domain&gt;&apos;s own certificate once AutoSSL has made it (its state is in the list of mail domains above), else
         the server&apos;s: then a client that checks the name should use the server&apos;s host name instead.
       </p>
     </>
