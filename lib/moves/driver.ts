@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { and, asc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { Database, Queryable } from "@/db/client";
-import { accountMoves, customerDatabases, databaseGrants, databaseUsers, domainCertificates, domains, hostingAccounts, mailboxes, nodes } from "@/db/schema";
+import { accountMoves, customerDatabases, databaseGrants, databaseUsers, domainCertificates, domains, hostingAccounts, mailboxes, mailDomains, nodes } from "@/db/schema";
 import { removeAccountFrom } from "@/lib/accounts/lifecycle";
 import type { OperationName } from "@/lib/agent/operations";
 import { recordAudit } from "@/lib/audit/service";
 import { moveKeysOf, publishMoveDkimKeys, signWithMoveKeys, unpublishMoveDkimKeys } from "@/lib/email/dkim";
+import { mailHostOf } from "@/lib/email/schemas";
 import { mailboxNamesOf } from "@/lib/email/service";
 import { MAIL_FOLDER } from "@/lib/provisioning/mail";
 import { moveAccountRecords } from "@/lib/dns/zone";
@@ -266,6 +267,10 @@ async function databasesOf(db: Queryable, accountId: number) {
 const domainsOf = async (db: Queryable, accountId: number) =>
   (await db.select({ domain: domains.domain }).from(domains).where(eq(domains.accountId, accountId)).orderBy(asc(domains.id))).map((row) => row.domain);
 
+/** The account's mail domains' host names, `mail.<domain>`: each has a certificate of its own (lib/autossl/service.ts). */
+const mailHostsOf = async (db: Queryable, accountId: number) =>
+  (await db.select({ domain: mailDomains.domain }).from(mailDomains).where(eq(mailDomains.accountId, accountId))).map((row) => mailHostOf(row.domain));
+
 /**
  * What the source's forward until `until` is made of (lib/provisioning/forwards.ts): every name
  * the account's sites answer to, from the panel's records, and the target's address as the panel
@@ -468,7 +473,7 @@ const STEPS: Record<MoveRow["state"], (context: MoveContext) => Promise<void>> =
     const domains = await domainsOf(db, account.id);
     const removals: { op: OperationName; args: { domains: string[] } }[] = [
       { op: "forward.remove", args: { domains } },
-      { op: "certificates.remove", args: { domains } },
+      { op: "certificates.remove", args: { domains: [...domains, ...(await mailHostsOf(db, account.id))] } },
     ];
     const answers = await sourceAnswers(context);
     if (answers) for (const removal of removals) await context.source.run(removal.op, removal.args as never);
