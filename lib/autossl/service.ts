@@ -1,5 +1,4 @@
 import { and, asc, eq, isNull, lt, ne, or, sql } from "drizzle-orm";
-import { alias } from "drizzle-orm/pg-core";
 import type { Database, Queryable } from "@/db/client";
 import { domainCertificates, domains, hostingAccounts, mailDomains, nodes } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
@@ -61,28 +60,26 @@ export async function sitesToCheck(db: Queryable): Promise<SiteToCheck[]> {
       names: siteNames(domain.domain, domain.domainType, parkedOn.get(domain.id) ?? []),
       row,
     }));
-  return [...sites, ...(await mailHostsToCheck(db))];
+  return [...sites, ...(await mailHostsToCheck(db, new Set(rows.map(({ domain }) => domain.domain))))];
 }
 
 /**
  * The host name of each mail domain, `mail.<domain>`, as a certificate of its own (a failure there
- * never holds up the site's), answered for HTTP-01 by a server block of its own on the machine
- * (lib/provisioning/nginx.ts). Not when the account has a site of that name: its certificate is
- * the site's, in the same folder.
+ * never holds up the site's), its HTTP-01 challenge answered by the domain's site, whose
+ * server_name carries it (lib/hosting/service.ts). Not when a domain of that name exists
+ * (`domainNames`): its site's certificate is the one, in the same folder.
  */
-async function mailHostsToCheck(db: Queryable): Promise<SiteToCheck[]> {
-  const sameNamedSite = alias(domains, "same_named_site");
+async function mailHostsToCheck(db: Queryable, domainNames: ReadonlySet<string>): Promise<SiteToCheck[]> {
   const rows = await db
-    .select({ domainId: mailDomains.domainId, domain: mailDomains.domain, autoSsl: hostingAccounts.isAutoSslEnabled, row: domainCertificates, node: nodes, site: sameNamedSite.id })
+    .select({ domainId: mailDomains.domainId, domain: mailDomains.domain, autoSsl: hostingAccounts.isAutoSslEnabled, row: domainCertificates, node: nodes })
     .from(mailDomains)
     .innerJoin(hostingAccounts, eq(hostingAccounts.id, mailDomains.accountId))
     .innerJoin(nodes, eq(nodes.id, hostingAccounts.nodeId))
     .leftJoin(domainCertificates, and(eq(domainCertificates.domainId, mailDomains.domainId), eq(domainCertificates.kind, "mail")))
-    .leftJoin(sameNamedSite, eq(sameNamedSite.domain, sql`'mail.' || ${mailDomains.domain}`))
     .orderBy(asc(mailDomains.domainId));
   return rows
-    .filter((row) => row.site === null)
-    .map(({ domainId, domain, autoSsl, row, node }) => ({ node, domainId, kind: "mail" as const, domain: mailHostOf(domain), autoSsl, names: [mailHostOf(domain)], row }));
+    .map(({ domainId, domain, autoSsl, row, node }) => ({ node, domainId, kind: "mail" as const, domain: mailHostOf(domain), autoSsl, names: [mailHostOf(domain)], row }))
+    .filter((host) => !domainNames.has(host.domain));
 }
 
 /** How long an instance may hold a site's issuing lock before another may take it over. */
