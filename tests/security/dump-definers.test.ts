@@ -112,7 +112,11 @@ for (const backend of machineBackends("postgres")) {
     /** The restore's answer, once what it gave alice is checked (even when the answer itself is wrong). */
     async function restoreAndCheck(runId: string, body: { database: string; into?: string }, table: string, what: string) {
       const restored = await as(alice).post(`/api/client/backups/${runId}/restore`, body).catch((error: Error) => error);
-      await assertNothingGained(body.into ? `${alice.username}_${body.into}` : body.database, table, what);
+      const answer = restored instanceof Error ? restored.message : `${restored.status} ${JSON.stringify(restored.body)}`;
+      // A failed check says what the restore answered too (CI run 40: the copy's table was missing, the answer unknown).
+      await assertNothingGained(body.into ? `${alice.username}_${body.into}` : body.database, table, what).catch((error: Error) => {
+        throw new Error(`${error.message}; the restore answered: ${answer}`, { cause: error });
+      });
       if (restored instanceof Error) throw restored;
       assert.equal(restored.status, 200, JSON.stringify(restored.body));
       return restored.body as { message: string };
