@@ -100,10 +100,12 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
     const url = new URL(adminUrl());
     url.pathname = `/${name}`;
     const target = { url: url.toString() };
+    // The server's own DATA_DIR beside the database (its certificates, mail states, restic cache…).
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "panel-data-"));
     return {
       backend,
       target,
-      env: dataDirEnv(fs.mkdtempSync(path.join(os.tmpdir(), "panel-data-")), { DATABASE_URL: target.url }),
+      env: dataDirEnv(dataDir, { DATABASE_URL: target.url }),
       async open() {
         const connection = await openConnection(target, "brief");
         await prepareDatabase(connection);
@@ -113,6 +115,7 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
         const dropper = postgres(adminUrl(), { max: 1, onnotice: () => {} });
         await dropper.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
         await dropper.end();
+        fs.rmSync(dataDir, { recursive: true, force: true });
       },
     };
   }
