@@ -3,7 +3,7 @@ import type { Database, Queryable } from "@/db/client";
 import { domainCertificates, domains, hostingAccounts, mailDomains, nodes } from "@/db/schema";
 import { type Actor, recordAudit } from "@/lib/audit/service";
 import { siteNames } from "@/lib/domains/names";
-import { mailHostOf } from "@/lib/email/schemas";
+import { mailHostOf } from "@/lib/provisioning/rules";
 import { notFound } from "@/lib/errors";
 
 // AutoSSL's records in the database: which sites and mail host names exist and what their

@@ -103,9 +103,6 @@ export type AliasRecord = z.infer<typeof aliasRecordSchema>;
 
 // What a customer types into a mail client (the account's `mail_settings`, lib/email/settings.ts).
 
-/** The host a mail domain's MX names, and whose A record the panel adds: mail.<domain>. */
-export const mailHostOf = (domain: string) => `mail.${domain}`;
-
 export const mailSettingsSchema = z.object({
   imap: z.object({ host: z.string(), port: z.literal(993), tls: z.boolean() }),
   pop3: z.object({ host: z.string(), port: z.literal(995), tls: z.boolean() }),

@@ -15,6 +15,7 @@ import { LOCAL_NODE } from "@/lib/nodes/schemas";
 import { type AccountMail, applyAllMail, mailServerEnabled } from "@/lib/provisioning/mail";
 import { DKIM_RETIRED_KEEP_MS, dkimKeysOf, type DkimKeyRow, dkimRecordName, dkimTxtContent, publishDkimKey, signingKeysOf } from "./dkim";
 import { mailboxPasswordHash } from "@/lib/provisioning/mail-password";
+import { mailHostOf } from "@/lib/provisioning/rules";
 import { sendingLimitsOf } from "./sending";
 import type {
   AliasRecord,
@@ -25,7 +26,6 @@ import type {
   MailDomainRecord,
   updateMailboxBodySchema,
 } from "./schemas";
-import { mailHostOf } from "./schemas";
 
 // An account's email (docs/email.md). Records are the truth; every change ends, under the
 // account's row lock and inside its transaction, by applying the account's whole mail on its host

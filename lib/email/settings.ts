@@ -1,7 +1,8 @@
 import { asc, inArray } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { mailDomains } from "@/db/schema";
-import { mailHostOf, type MailSettings } from "./schemas";
+import { mailHostOf } from "@/lib/provisioning/rules";
+import type { MailSettings } from "./schemas";
 
 // What a customer types into a mail client (DESIGN.md "Email": the account's GET gains
 // `mail_settings`). The host is the name the zone's MX points at (docs/email.md "DNS"): its A

@@ -2,7 +2,7 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { Queryable } from "@/db/client";
 import { customerDatabases, databaseUsers, domains, hostingAccounts, mailDomains, nodes, phpVersions, plans } from "@/db/schema";
 import { siteNames } from "@/lib/domains/names";
-import { mailHostOf } from "@/lib/email/schemas";
+import { mailHostOf } from "@/lib/provisioning/rules";
 import { env } from "@/lib/env";
 import { queueOnNode } from "@/lib/nodes/dispatch";
 import { hostOfAccount, hostOfNode } from "@/lib/nodes/hosts";

@@ -6,7 +6,7 @@ import { removeAccountFrom } from "@/lib/accounts/lifecycle";
 import type { OperationName } from "@/lib/agent/operations";
 import { recordAudit } from "@/lib/audit/service";
 import { moveKeysOf, publishMoveDkimKeys, signWithMoveKeys, unpublishMoveDkimKeys } from "@/lib/email/dkim";
-import { mailHostOf } from "@/lib/email/schemas";
+import { mailHostOf } from "@/lib/provisioning/rules";
 import { mailboxNamesOf } from "@/lib/email/service";
 import { MAIL_FOLDER } from "@/lib/provisioning/mail";
 import { moveAccountRecords } from "@/lib/dns/zone";

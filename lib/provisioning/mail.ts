@@ -10,7 +10,7 @@ import { homeOf } from "./home-layout";
 import { forgetSending, type SendingLimits, setSendingAccounts } from "./mail-policy";
 import { assertPanelUser, panelUsernames } from "./marks";
 import { linuxGroupIds, linuxPasswdEntries } from "./passwd";
-import { DKIM_SELECTOR, LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, PHP_MAIL_CONFIG, TARGET_ADDRESS } from "./rules";
+import { DKIM_SELECTOR, LOCAL_PART, MAIL_DOMAIN, MAX_QUOTA_MB, MAX_TARGETS, mailHostOf, PHP_MAIL_CONFIG, TARGET_ADDRESS } from "./rules";
 import { checkedHostName, checkedInteger, checkedIpAddress, checkedPathInside, checkedString } from "./render-checks";
 import { exitReason, makeDirectories, readIfExists, runChild, runCommand, toolEnv, writeAtomically, writeFilesAtomically } from "./system";
 
@@ -248,9 +248,10 @@ export function renderMailTables(
   const port = checkedInteger(RENDERER, "relay port", smtpPort, 1, 65535);
   const sniLines: string[] = [];
   const localNames: string[] = [];
-  for (const certificate of [...certificates].sort((a, b) => a.host.localeCompare(b.host))) {
+  const mailHosts = new Set([...domains.keys()].map(mailHostOf));
+  for (const certificate of certificates) {
     const host = checkedHostName(RENDERER, "mail host", certificate.host);
-    if (!host.startsWith("mail.") || !domains.has(host.slice("mail.".length))) throw new Error(`${RENDERER}: ${host} is no mail domain's host name here`);
+    if (!mailHosts.has(host)) throw new Error(`${RENDERER}: ${host} is no mail domain's host name here`);
     const fingerprint = checkedString(RENDERER, "certificate fingerprint", certificate.fingerprint, FINGERPRINT, "a fingerprint is 32 hex bytes with colons");
     const files = certificateFiles(env().certsDir, host);
     // Postfix wants the key first, then the chain (tls_server_sni_maps, as smtpd_tls_chain_files).
@@ -603,7 +604,7 @@ async function prepareMailFolder(username: string, owner: { uid: number; gid: nu
 async function mailHostCertificates(domains: string[]): Promise<MailHostCertificate[]> {
   const found: MailHostCertificate[] = [];
   for (const domain of domains) {
-    const host = `mail.${domainOf(domain)}`;
+    const host = mailHostOf(domainOf(domain));
     const files = certificateFiles(env().certsDir, host);
     const [chain, key] = await Promise.all([readIfExists(files.certificatePath), readIfExists(files.keyPath)]);
     if (chain === null || key === null) continue;

@@ -155,3 +155,6 @@ export function isDomainNameShape(input: string): boolean {
   if (/[^\x00-\x7f]/.test(trimmed)) return true;
   return isAsciiHostName(trimmed.toLowerCase());
 }
+
+/** The host a mail domain's MX names, whose A record the panel adds and whose certificate mail clients are shown: mail.<domain>. */
+export const mailHostOf = (domain: string) => `mail.${domain}`;
