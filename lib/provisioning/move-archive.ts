@@ -9,7 +9,7 @@ import { archiveMember, HOME_ARCHIVE, startHomeArchive } from "./home-backup";
 import { LinkInHomeError, openDirectoryIn, openTrustedDirectory } from "./home-files";
 import { fileOwner, homeOf } from "./home-layout";
 import { linuxUserId } from "./passwd";
-import { restic, resticStream, snapshotId, snapshotsTagged, tagOption } from "./restic";
+import { restic, resticStream, snapshotId, tagOption } from "./restic";
 import { stopOnAbort } from "./stop-on-abort";
 import { childExit, exitReason, startAsUser } from "./system";
 
@@ -94,6 +94,8 @@ const FOLDER_TAG = "folder:";
 const WHOLE_TAG = "archive:whole";
 /** The tags of the target's note in the move's repository that it could not write a final pass of changes onto the copy `copy`. */
 const refusedTags = (copy: string) => ["part:apply-failed", `refused:${snapshotId(copy)}`];
+/** The tag of that note, to look for it (snapshotsTagged). */
+export const refusedTag = (copy: string) => refusedTags(copy)[1];
 
 /** Whether a home snapshot of a move's final pass holds its folders whole rather than what changed. */
 export const isWholeArchive = (snapshot: { tags?: string[] }) => snapshot.tags?.includes(WHOLE_TAG) ?? false;
@@ -181,9 +183,9 @@ async function readListing(handle: FileHandle): Promise<Buffer | null> {
  * The source's side of a pass for the home: the site folders `folders` of `username`'s home,
  * read by its user, stored in the move's repository (the one in scope: withRepository) as
  * home.tar with `tags` (and `part:home`). The final pass (`copy`: the home snapshot of the copy
- * pass the target holds) archives only what changed since that copy began, when this node kept
- * its level 0; else, as the copy pass, everything. false when there is nothing to archive (no
- * home, no site folder in it). A read that failed forgets what restic stored of it.
+ * pass the target holds) archives only what changed since that copy began (`changes`), when this
+ * node kept its level 0; else, as the copy pass, everything. false when there is nothing to
+ * archive (no home, no site folder in it). A read that failed forgets what restic stored of it.
  *
  * Resolves with the listing tar wrote — for the copy pass, its level 0 (for keepLevelZero) —
  * or null when it is not to be kept: too large, or something tar listed had gone when it came to
@@ -191,14 +193,12 @@ async function readListing(handle: FileHandle): Promise<Buffer | null> {
  * (a plugin's update, while the site serves) reaches the target without its files, and an
  * archive of changes would name them as already there. The final pass is then taken whole.
  */
-export async function storeMoveHome(input: { repository: string; username: string; folders: string[]; tags: string[]; copy: string | null }): Promise<{ listing: Buffer | null } | false> {
+export async function storeMoveHome(input: { repository: string; username: string; folders: string[]; tags: string[]; copy: string | null }): Promise<{ listing: Buffer | null; changes: boolean } | false> {
   const home = homeOf(input.username);
   const present = await foldersInHome(home, input.folders);
   if (!present.length) return false;
   const owner = fileOwner(input.username);
-  // A target that could not write a final pass of changes has said so: this one is taken whole.
-  const changes = input.copy !== null && !(await snapshotsTagged(refusedTags(input.copy)[1])).length;
-  const levelZero = changes && input.copy ? await fs.readFile(levelZeroFile(input.repository, input.copy)).catch(() => null) : null;
+  const levelZero = input.copy ? await fs.readFile(levelZeroFile(input.repository, input.copy)).catch(() => null) : null;
   const listing = await workingListing(levelZero, owner);
   try {
     const archive = await startHomeArchive(home, owner, { members: members(present), listing });
@@ -213,7 +213,7 @@ export async function storeMoveHome(input: { repository: string; username: strin
       if (run) await restic(["forget", tagOption(run)]).catch(() => undefined);
       throw readResult.reason;
     }
-    return { listing: archive.vanished() ? null : await readListing(listing) };
+    return { listing: archive.vanished() ? null : await readListing(listing), changes: levelZero !== null };
   } finally {
     await listing.close();
   }
@@ -272,7 +272,7 @@ export async function beginFinalArchive(repository: string): Promise<boolean> {
 /**
  * The target's note, in the move's repository (the one in scope), that it could not write a final
  * pass of changes onto the copy `copy` (its home snapshot): the source takes the later final passes
- * against that copy whole (storeMoveHome).
+ * against that copy whole (takeMoveSnapshot, ./move-runs.ts).
  */
 export async function refuseChanges(copy: string): Promise<void> {
   await restic(["backup", "--stdin", "--stdin-filename=apply-failed", tagOption("pass:final"), ...refusedTags(copy).map(tagOption)], Readable.from([Buffer.from("refused\n")])); // restic stores no empty snapshot

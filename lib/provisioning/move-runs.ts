@@ -5,9 +5,9 @@ import { AppError } from "@/lib/errors";
 import { restoreDump } from "./backup-runs";
 import { holdsHomeArchive } from "./home-backup";
 import { openTrustedDirectory, removeTreeIn } from "./home-files";
-import { beginFinalArchive, dumpHomeArchive, extractMoveArchive, foldersInArchive, forgetMoveFiles, isWholeArchive, keepLevelZero, moveFilesDir, pruneOldMoveFiles, refuseChanges, storeMoveHome } from "./move-archive";
+import { beginFinalArchive, dumpHomeArchive, extractMoveArchive, foldersInArchive, forgetMoveFiles, isWholeArchive, keepLevelZero, moveFilesDir, pruneOldMoveFiles, refuseChanges, refusedTag, storeMoveHome } from "./move-archive";
 import { databaseName, mysqlProvisioner, startDatabaseDump } from "./mysql";
-import { ensureRepository, restic, type ResticSnapshot, snapshotById, snapshotId, snapshotsTagged, tagOption, withRepository } from "./restic";
+import { ensureRepository, restic, type ResticSnapshot, snapshotById, snapshotId, snapshotsById, snapshotsTagged, tagOption, withRepository } from "./restic";
 
 // A move's work on the two machines (docs/nodes.md "Moving accounts"), run by lib/moves/driver.ts
 // as long jobs: the source takes a snapshot of the account into the move's own restic
@@ -58,6 +58,11 @@ function newestParts(snapshots: ResticSnapshot[]): Map<string, ResticSnapshot> {
   return parts;
 }
 
+/** Resolves once every one of `work` has ended (none is left running), with the first failure when one failed. */
+async function allEnded(work: Promise<unknown>[]): Promise<void> {
+  for (const result of await Promise.allSettled(work)) if (result.status === "rejected") throw result.reason;
+}
+
 /**
  * mariadb-dump of one database (whole, each pass) piped into the move's repository with `tags`
  * (and `db:<name>`); a dump that failed forgets what restic stored of the run.
@@ -98,17 +103,26 @@ export async function takeMoveSnapshot(input: {
     if (input.databases.length && !server) throw new AppError("VALIDATION", "the account has databases but MYSQL_PROVISION_URL is not set");
     // A run of its own for each attempt: a part that failed forgets only what this attempt stored.
     const tags = [`pass:${input.pass}`, `run:${input.pass}-${randomUUID()}`];
-    const home = await storeMoveHome({
-      repository: input.move.repository,
-      username: input.username,
-      folders: input.folders,
-      tags,
-      copy: input.pass === "final" ? input.copy : null,
-    });
-    for (const database of input.databases) await storeDatabase(database, tags);
+    const copy = input.pass === "final" ? input.copy : null;
+    const storeHome = (against: string | null) => storeMoveHome({ repository: input.move.repository, username: input.username, folders: input.folders, tags, copy: against });
+    // The home and each database side by side: restic's own start (its key's derivation, about
+    // half a second) is paid once for them all rather than once after another.
+    const homeStored = storeHome(copy);
+    await allEnded([homeStored, ...input.databases.map((database) => storeDatabase(database, tags))]);
+    let home = await homeStored;
     const password_hashes: Record<string, string | null> = {};
     for (const user of input.database_users) password_hashes[user] = (await server?.passwordHash(user)) ?? null;
-    const parts = newestParts(await snapshotsTagged(tags[1]));
+    // What the run stored, and — in the same listing — whether the target said it could not write
+    // an archive of changes onto this copy (./move-archive.ts): then the home is taken again, whole.
+    const ofRun = (listed: ResticSnapshot[]) => newestParts(listed.filter((snapshot) => snapshot.tags?.includes(tags[1])));
+    let listed = await snapshotsTagged(tags[1], ...(copy ? [refusedTag(copy)] : []));
+    if (home && home.changes && copy && listed.some((snapshot) => snapshot.tags?.includes(refusedTag(copy)))) {
+      const changes = ofRun(listed).get("part:home");
+      if (changes) await restic(["forget", "--", snapshotId(changes.id)]);
+      home = await storeHome(null);
+      listed = await snapshotsTagged(tags[1]);
+    }
+    const parts = ofRun(listed);
     const homeSnapshot = home ? (parts.get("part:home")?.id ?? null) : null;
     if (input.pass === "copy" && homeSnapshot && home) await keepLevelZero(input.move.repository, homeSnapshot, home.listing);
     return {
@@ -123,12 +137,18 @@ export async function takeMoveSnapshot(input: {
 }
 
 /**
+ * The snapshots `ids` as the move's repository describes them (./restic.ts snapshotsById), asked
+ * once for a pass; `part` (partOfPass) then checks each against what it is to be.
+ */
+type Described = Promise<Map<string, ResticSnapshot>>;
+
+/**
  * The snapshot `id` as the move's repository describes it, when it is the part `part` of pass
  * `pass`: what the target restores is what the repository says the snapshot is, never what the
  * source said of it (its paths above all, which reach restic's command line).
  */
-async function partOfPass(id: string, part: string, pass: MovePass): Promise<ResticSnapshot> {
-  const snapshot = await snapshotById(id);
+async function partOfPass(described: Described, id: string, part: string, pass: MovePass): Promise<ResticSnapshot> {
+  const snapshot = (await described).get(id);
   if (!snapshot?.tags?.includes(part) || !snapshot.tags.includes(`pass:${pass}`)) {
     throw new AppError("VALIDATION", `the move's repository holds no ${part} snapshot ${id.slice(0, 8)} of this pass`);
   }
@@ -147,17 +167,17 @@ async function copyOfHome(copy: string | null): Promise<ResticSnapshot | null> {
 
 /**
  * The pass's home archive written into the site folders (./move-archive.ts). restic's dump starts
- * while the repository is asked what the snapshot is, and reaches the account's tar only once it
- * has answered: a snapshot of the pass, home.tar, which names the site folders it holds. A whole
- * archive (the copy's, a final taken whole) is written into those folders emptied first (by the
- * account's user), so that nothing an earlier pass left stands in its way.
+ * while the repository is asked what the snapshot is (`described`), and reaches the account's tar
+ * only once it has answered: a snapshot of the pass, home.tar, which names the site folders it
+ * holds. A whole archive (the copy's, a final taken whole) is written into those folders emptied
+ * first (by the account's user), so that nothing an earlier pass left stands in its way.
  */
-async function restoreHome(input: { username: string; folders: string[]; id: string; pass: MovePass }, signal?: AbortSignal): Promise<void> {
+async function restoreHome(input: { username: string; folders: string[]; id: string; pass: MovePass }, described: Described, signal?: AbortSignal): Promise<void> {
   const dump = await dumpHomeArchive(input.id, signal);
   let held: string[] | null;
   let whole = input.pass === "copy";
   try {
-    const snapshot = await partOfPass(input.id, "part:home", input.pass);
+    const snapshot = await partOfPass(described, input.id, "part:home", input.pass);
     if (!holdsHomeArchive(snapshot)) throw new AppError("VALIDATION", "the move's home snapshot is not the home's archive");
     held = foldersInArchive(snapshot);
     whole ||= isWholeArchive(snapshot);
@@ -167,6 +187,28 @@ async function restoreHome(input: { username: string; folders: string[]; id: str
     throw error;
   }
   await extractMoveArchive({ username: input.username, folders: input.folders, held, whole, archive: dump, signal });
+}
+
+/**
+ * The final pass's home on the target. Its archive of changes is applied onto the copy: when this
+ * node has begun to apply one before, the copy is written back whole first. When writing it fails,
+ * the node says so in the move's repository, and the source takes the next final whole.
+ */
+async function restoreFinalHome(input: { username: string; folders: string[]; id: string; copy: string | null; repository: string }, described: Described, signal?: AbortSignal): Promise<void> {
+  const home = { username: input.username, folders: input.folders };
+  const holdsChanges = async () => !isWholeArchive(await partOfPass(described, input.id, "part:home", "final"));
+  const begun = await beginFinalArchive(input.repository);
+  try {
+    const copy = begun && (await holdsChanges()) ? await copyOfHome(input.copy) : null;
+    if (copy) await restoreHome({ ...home, id: copy.id, pass: "copy" }, Promise.resolve(new Map([[copy.id, copy]])), signal);
+    await restoreHome({ ...home, id: input.id, pass: "final" }, described, signal);
+  } catch (error) {
+    // Applied again, it could fail again (some changes tar cannot apply): the next final is taken whole.
+    if (input.copy && (await holdsChanges().catch(() => false))) {
+      await refuseChanges(input.copy).catch((noted: Error) => console.error(`[moves] noting a failed final pass of ${input.username} in the move's repository failed: ${noted.message}`));
+    }
+    throw error;
+  }
 }
 
 /**
@@ -221,32 +263,22 @@ export async function restoreMoveSnapshot(
     for (const grant of input.grants) await server.grant(grant.username, grant.database, grant.privileges);
   }
   await inMoveRepository(input.move, async () => {
-    if (snapshots.home) {
-      const home = { username: input.username, folders: input.folders };
-      if (input.pass === "final") {
-        const changes = !isWholeArchive(await partOfPass(snapshots.home, "part:home", "final"));
-        const begun = await beginFinalArchive(input.move.repository);
-        try {
-          if (changes && begun) {
-            const copy = await copyOfHome(input.copy);
-            if (copy) await restoreHome({ ...home, id: copy.id, pass: "copy" }, signal);
-          }
-          await restoreHome({ ...home, id: snapshots.home, pass: "final" }, signal);
-        } catch (error) {
-          // Applied again, it could fail again (some changes tar cannot apply): the next final is taken whole.
-          if (changes && input.copy) await refuseChanges(input.copy).catch((noted: Error) => console.error(`[moves] noting a failed final pass of ${input.username} in the move's repository failed: ${noted.message}`));
-          throw error;
-        }
-      } else {
-        await restoreHome({ ...home, id: snapshots.home, pass: "copy" }, signal);
-      }
-    }
-    for (const database of input.databases) {
-      const dump = snapshots.dumps.find((candidate) => candidate.database === database);
-      if (!dump) continue;
-      const snapshot = await partOfPass(dump.snapshot, `db:${database}`, input.pass);
-      await restoreDump({ snapshot, database, into: database }, signal);
-    }
+    const dumps = input.databases.flatMap((database) => snapshots.dumps.filter((dump) => dump.database === database).slice(0, 1));
+    // One listing of the pass's snapshots, asked while the home's archive starts to come; the
+    // home and each database are written side by side (each restic run's start costs about half a second).
+    const described = snapshotsById([...(snapshots.home ? [snapshots.home] : []), ...dumps.map((dump) => dump.snapshot)]);
+    described.catch(() => undefined); // each part awaits it, and fails with it
+    const home = { username: input.username, folders: input.folders };
+    const writeHome = async () => {
+      if (!snapshots.home) return;
+      if (input.pass === "final") await restoreFinalHome({ ...home, id: snapshots.home, copy: input.copy, repository: input.move.repository }, described, signal);
+      else await restoreHome({ ...home, id: snapshots.home, pass: "copy" }, described, signal);
+    };
+    const loadDump = async (dump: { database: string; snapshot: string }) => {
+      const snapshot = await partOfPass(described, dump.snapshot, `db:${dump.database}`, input.pass);
+      await restoreDump({ snapshot, database: dump.database, into: dump.database }, signal);
+    };
+    await allEnded([writeHome(), ...dumps.map(loadDump)]);
   });
   return null;
 }

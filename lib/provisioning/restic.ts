@@ -188,14 +188,27 @@ export const tagOption = (tag: string) => `--tag=${tag}`;
 // node's answer holds is read by restic as an option.
 // Reads (snapshots, stats, ls, dump) pass --no-lock: a list or a restore must not fail with
 // "repository is already locked" while the nightly job prunes.
-export async function snapshotsTagged(tag: string): Promise<ResticSnapshot[]> {
-  return JSON.parse(await restic(["snapshots", "--no-lock", "--json", tagOption(tag)], undefined, LIST_TIMEOUT_MS)) as ResticSnapshot[];
+/**
+ * The snapshots holding any of `tagLists` (each one tag, or tags joined by commas that a snapshot
+ * must all hold): one restic run, however many lists are asked.
+ */
+export async function snapshotsTagged(...tagLists: string[]): Promise<ResticSnapshot[]> {
+  return JSON.parse(await restic(["snapshots", "--no-lock", "--json", ...tagLists.map(tagOption)], undefined, LIST_TIMEOUT_MS)) as ResticSnapshot[];
 }
 
-/** The snapshot `id` as the repository itself describes it (its paths, tags, time); null when it holds none of that id. */
+/**
+ * The snapshots `ids` as the repository itself describes them (their paths, tags, time), by id,
+ * in one restic run; an id the repository does not hold is absent.
+ */
+export async function snapshotsById(ids: string[]): Promise<Map<string, ResticSnapshot>> {
+  if (!ids.length) return new Map();
+  const listed = JSON.parse(await restic(["snapshots", "--no-lock", "--json", "--", ...ids.map(snapshotId)], undefined, LIST_TIMEOUT_MS)) as ResticSnapshot[] | null;
+  return new Map((listed ?? []).filter((snapshot) => ids.includes(snapshot.id)).map((snapshot) => [snapshot.id, snapshot]));
+}
+
+/** The snapshot `id` as the repository itself describes it; null when it holds none of that id. */
 export async function snapshotById(id: string): Promise<ResticSnapshot | null> {
-  const listed = JSON.parse(await restic(["snapshots", "--no-lock", "--json", "--", snapshotId(id)], undefined, LIST_TIMEOUT_MS)) as ResticSnapshot[] | null;
-  return listed?.find((snapshot) => snapshot.id === id) ?? null;
+  return (await snapshotsById([id])).get(id) ?? null;
 }
 
 /** One entry of a snapshot's tree as `restic ls --json` gives it. */
