@@ -14,6 +14,7 @@ import { createPlan } from "@/lib/plans/service";
 import { machineBackends } from "../support/database";
 import { createEnvironment, type TestEnvironment } from "../support/environment";
 import { apiClient, call } from "../support/http";
+import { dkimSignatures, verifyDkim, zoneTxtRecords } from "../support/dkim";
 import { type MailServers, startMailServers } from "../support/mail-servers";
 import { makeKey, seedActor } from "../support/seed";
 import { startServer } from "../support/server";
@@ -78,24 +79,7 @@ async function readDelivered(address: string, password: string, token: string): 
   return message.stdout;
 }
 
-/** dkimpy's verdict on `message`, the keys taken only from the TXT records of the zone file the panel wrote. */
-function verifyDkim(message: string, zoneFile: string, domain: string): boolean {
-  const records: Record<string, string> = {};
-  for (const line of fs.readFileSync(zoneFile, "utf8").split("\n")) {
-    const match = /^(\S+)\t\d+\tIN\tTXT\t(.*)$/.exec(line);
-    if (match) records[match[1] === "@" ? domain : `${match[1]}.${domain}`] = [...match[2].matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((found) => found[1].replace(/\\(.)/g, "$1")).join("");
-  }
-  const script = `import sys, json, dkim
-records = json.loads(sys.argv[1])
-def dnsfunc(name, timeout=5):
-    text = records.get(name.decode().rstrip(".").lower())
-    return text.encode() if text is not None else None
-print(json.dumps({"pass": dkim.verify(sys.stdin.buffer.read(), dnsfunc=dnsfunc)}))
-`;
-  return JSON.parse(execFileSync("/usr/bin/python3", ["-c", script, JSON.stringify(records)], { input: message, encoding: "utf8", timeout: 30_000 })).pass === true;
-}
-
-const signingDomains = (message: string) => [...message.replace(/\r?\n[ \t]+/g, " ").matchAll(/^DKIM-Signature:.*\bd=([^;\s]+)/gim)].map((found) => found[1]);
+const signingDomains = (message: string) => dkimSignatures(message).map((signature) => signature.d);
 
 const MAIL_PHP = `<?php
 $subject = $_GET["subject"];
@@ -216,7 +200,7 @@ for (const backend of machineBackends("pglite")) {
       assert.equal(await phpMail(`info@${domain}`, `info@${domain}`, token), "sent", mail.logs().slice(-3000));
       const message = await readDelivered(`info@${domain}`, password, token);
       assert.deepEqual(signingDomains(message), [domain], message);
-      assert.equal(verifyDkim(message, path.join(root, "zones", `${domain}.zone`), domain), true);
+      assert.equal(verifyDkim(message, zoneTxtRecords(path.join(root, "zones", `${domain}.zone`), domain)), true);
       assert.equal((await admin().get(`/api/admin/accounts/${accountId}`)).body.mail.sent_last_hour, 1);
     });
 

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn, type SpawnOptions } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -22,12 +22,27 @@ import { freePort } from "./server";
 // plugin with the count backend, and its quota-status service as Postfix's policy check at RCPT,
 // configured as that page tells the admin (DOVECOT_QUOTA); `env.MAIL_DOVEADM_COMMAND` reaches it.
 //
+// On a test node (`machine`: tests/support/node-host.ts) they run inside its namespaces, on the
+// standard ports (25, 587, 465, 143, 110, 993, 995: a source relays to its target's 25) and on
+// the node's address beside 127.0.0.1, with a host name of their own: Postfix refuses to relay
+// to a server that greets with its own name.
+//
 // Sending (docs/email.md "Sending"): submission on `submissionPort` (STARTTLS) and `smtpsPort`
 // (implicit TLS), both only with SASL authentication through Dovecot's auth socket and only as an
 // address the login owns (smtpd_sender_login_maps, the panel's sender_logins table); a certificate
 // made here for the machine's mail host name. What is submitted passes rspamd (its own instance:
 // own configuration, database and run directories, the proxy worker as a milter on
 // `rspamdPort`), which signs it with the domain's DKIM key from the panel's selector map.
+
+/** A test node the servers run on, instead of this machine. */
+export interface MailMachine {
+  /** Its address, where the tests and the other nodes reach its servers. */
+  address: string;
+  /** Its mail host name: its certificate's, its Postfix's greeting. */
+  hostName: string;
+  start(program: string, args: string[], options?: SpawnOptions): ChildProcess;
+  run(program: string, args: string[]): { code: number; stdout: string; stderr: string };
+}
 
 export interface MailServers {
   smtpPort: number;
@@ -37,7 +52,9 @@ export interface MailServers {
   pop3Port: number;
   imapsPort: number;
   pop3sPort: number;
-  /** The machine's own certificate (self-signed, CN mail.panel-test.invalid): what a name without a certificate of its own gets. */
+  /** Where the services listen (127.0.0.1, or a node's address). */
+  address: string;
+  /** The machine's own certificate (self-signed, CN its mail host name): what a name without a certificate of its own gets. */
   tlsCert: string;
   env: Record<string, string>;
   /** Postfix's config_directory (`sendmail -C` takes it). */
@@ -49,24 +66,31 @@ export interface MailServers {
 
 const read = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "");
 
-/** Resolves once something accepts connections on 127.0.0.1:`port`; rejects after 60 s (Postfix starts in 20–40 s on a loaded 2-core machine) or when `child` exits. */
-function waitForPort(port: number, child: ChildProcess, output: () => string, timeoutMs = 60_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const attempt = () => {
-      const socket = net.connect(port, "127.0.0.1");
-      socket.once("connect", () => {
-        socket.destroy();
-        resolve();
-      });
-      socket.once("error", () => {
-        socket.destroy();
-        if (child.exitCode !== null || Date.now() - started > timeoutMs) return reject(new Error(`did not start on ${port}:\n${output()}`));
-        setTimeout(attempt, 100);
-      });
-    };
-    attempt();
+/** Whether something accepts connections on 127.0.0.1:`port` of this machine. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => {
+      socket.destroy();
+      resolve(false);
+    });
   });
+}
+
+/** Whether something accepts connections on 127.0.0.1:`port` of a test node (bash's /dev/tcp, inside it). */
+const listeningOn = (machine: MailMachine) => async (port: number) => machine.run("bash", ["-c", `exec 3<>/dev/tcp/127.0.0.1/${port}`]).code === 0;
+
+/** Resolves once `isListening(port)`; rejects after 60 s (Postfix starts in 20–40 s on a loaded 2-core machine) or when `child` exits. */
+async function waitForPort(port: number, child: ChildProcess, output: () => string, isListening: (port: number) => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const started = Date.now();
+  while (!(await isListening(port))) {
+    if (child.exitCode !== null || Date.now() - started > timeoutMs) throw new Error(`did not start on ${port}:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 async function stopChild(child: ChildProcess) {
@@ -232,18 +256,17 @@ plugin {
 }`;
 
 /** `root` must be a directory Postfix's and Dovecot's users can pass through (0755 up to /). */
-export async function startMailServers(root: string): Promise<MailServers> {
-  const [smtpPort, submissionPort, smtpsPort, imapPort, pop3Port, imapsPort, pop3sPort, rspamdPort, quotaStatusPort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
+/** The ports a node's servers take: its own, as on a real machine. */
+const STANDARD_PORTS = [25, 587, 465, 143, 110, 993, 995, 11332, 12340];
+
+export async function startMailServers(root: string, machine?: MailMachine): Promise<MailServers> {
+  const ports = machine ? STANDARD_PORTS : await Promise.all(STANDARD_PORTS.map(() => freePort()));
+  const [smtpPort, submissionPort, smtpsPort, imapPort, pop3Port, imapsPort, pop3sPort, rspamdPort, quotaStatusPort] = ports;
+  const address = machine?.address ?? "127.0.0.1";
+  const hostName = machine?.hostName ?? "mail.panel-test.invalid";
+  // Postfix's and Dovecot's listeners: 127.0.0.1, and a node's address.
+  const interfaces = machine ? `127.0.0.1, ${machine.address}` : "127.0.0.1";
+  const listenOn = (port: number) => (machine ? String(port) : `127.0.0.1:${port}`);
   const dirs = {
     postfix: path.join(root, "postfix"),
     queue: path.join(root, "postfix-queue"),
@@ -267,7 +290,7 @@ export async function startMailServers(root: string): Promise<MailServers> {
   // The machine's certificate for its mail host name (self-signed here: swaks does not verify).
   const tlsKey = path.join(root, "mail-key.pem");
   const tlsCert = path.join(root, "mail-cert.pem");
-  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=mail.panel-test.invalid", "-keyout", tlsKey, "-out", tlsCert], { stdio: "ignore" });
+  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", `/CN=${hostName}`, "-keyout", tlsKey, "-out", tlsCert], { stdio: "ignore" });
   const authSocket = path.join(dirs.dovecotRun, "auth-postfix");
   const maillog = path.join(root, "postfix.log");
   const dovecotLog = path.join(root, "dovecot.log");
@@ -280,9 +303,9 @@ export async function startMailServers(root: string): Promise<MailServers> {
       `queue_directory = ${dirs.queue}`,
       `data_directory = ${dirs.data}`,
       "mail_owner = postfix",
-      "inet_interfaces = 127.0.0.1",
+      `inet_interfaces = ${interfaces}`,
       "inet_protocols = ipv4",
-      "myhostname = mail.panel-test.invalid",
+      `myhostname = ${hostName}`,
       "mydestination =",
       "mynetworks = 127.0.0.1/32",
       "local_recipient_maps =",
@@ -330,12 +353,16 @@ export async function startMailServers(root: string): Promise<MailServers> {
   );
   fs.writeFileSync(
     path.join(dirs.postfix, "master.cf"),
-    `127.0.0.1:${smtpPort} inet n - n - - smtpd\n${submissionService(`127.0.0.1:${submissionPort}`, false, rspamdPort, policySocket)}${submissionService(`127.0.0.1:${smtpsPort}`, true, rspamdPort, policySocket)}${MASTER_SERVICES}`,
+    `${listenOn(smtpPort)} inet n - n - - smtpd\n${submissionService(listenOn(submissionPort), false, rspamdPort, policySocket)}${submissionService(listenOn(smtpsPort), true, rspamdPort, policySocket)}${MASTER_SERVICES}`,
   );
   const postmap = ["postmap", "-c", dirs.postfix];
   for (const name of POSTFIX_TABLES) {
     fs.writeFileSync(path.join(dirs.maps, name), `${MAIL_HEADER}\n`, { mode: 0o640 });
-    execFileSync(postmap[0], [...postmap.slice(1), "--", map(name)]);
+    // Inside a node: postmap checks main.cf's inet_interfaces against the machine's own.
+    if (machine) {
+      const made = machine.run(postmap[0], [...postmap.slice(1), "--", map(name)]);
+      if (made.code !== 0) throw new Error(`postmap ${name}: ${made.stderr}`);
+    } else execFileSync(postmap[0], [...postmap.slice(1), "--", map(name)]);
   }
   const passwd = path.join(dirs.maps, "passwd");
   fs.writeFileSync(passwd, `${MAIL_HEADER}\n`, { mode: 0o640 });
@@ -350,7 +377,7 @@ export async function startMailServers(root: string): Promise<MailServers> {
 state_dir = ${dirs.dovecotState}
 instance_name = ${path.basename(root)}
 protocols = imap pop3 lmtp
-listen = 127.0.0.1
+listen = ${interfaces}
 ssl = required
 ssl_cert = <${tlsCert}
 ssl_key = <${tlsKey}
@@ -377,22 +404,22 @@ userdb {
 }
 service imap-login {
   inet_listener imap {
-    address = 127.0.0.1
+    address = ${interfaces}
     port = ${imapPort}
   }
   inet_listener imaps {
-    address = 127.0.0.1
+    address = ${interfaces}
     port = ${imapsPort}
     ssl = yes
   }
 }
 service pop3-login {
   inet_listener pop3 {
-    address = 127.0.0.1
+    address = ${interfaces}
     port = ${pop3Port}
   }
   inet_listener pop3s {
-    address = 127.0.0.1
+    address = ${interfaces}
     port = ${pop3sPort}
     ssl = yes
   }
@@ -417,7 +444,7 @@ service lmtp {
   );
   let output = "";
   const start = (program: string, args: string[]) => {
-    const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = (machine?.start ?? spawn)(program, args, { stdio: ["ignore", "pipe", "pipe"] });
     child.stdout!.on("data", (chunk) => (output += chunk));
     child.stderr!.on("data", (chunk) => (output += chunk));
     child.on("error", (error) => (output += `${error}\n`));
@@ -451,24 +478,28 @@ service lmtp {
   const stop = async () => {
     // `postfix stop` ends the master the way Postfix does (its children, its pid file); the
     // child's own end is waited for, and forced past 10 s.
-    try {
-      execFileSync("postfix", ["-c", dirs.postfix, "stop"], { stdio: "ignore", timeout: 20_000 });
-    } catch {
-      // not running (any more)
+    if (machine) machine.run("postfix", ["-c", dirs.postfix, "stop"]);
+    else {
+      try {
+        execFileSync("postfix", ["-c", dirs.postfix, "stop"], { stdio: "ignore", timeout: 20_000 });
+      } catch {
+        // not running (any more)
+      }
     }
     await Promise.all([stopChild(postfix), stopChild(dovecot), stopChild(rspamd)]);
   };
+  const isListening = machine ? listeningOn(machine) : listening;
   try {
     await Promise.all([
-      waitForPort(smtpPort, postfix, logs),
-      waitForPort(submissionPort, postfix, logs),
-      waitForPort(smtpsPort, postfix, logs),
-      waitForPort(imapPort, dovecot, logs),
-      waitForPort(pop3Port, dovecot, logs),
-      waitForPort(imapsPort, dovecot, logs),
-      waitForPort(pop3sPort, dovecot, logs),
-      waitForPort(quotaStatusPort, dovecot, logs),
-      waitForPort(rspamdPort, rspamd, logs, 120_000),
+      waitForPort(smtpPort, postfix, logs, isListening),
+      waitForPort(submissionPort, postfix, logs, isListening),
+      waitForPort(smtpsPort, postfix, logs, isListening),
+      waitForPort(imapPort, dovecot, logs, isListening),
+      waitForPort(pop3Port, dovecot, logs, isListening),
+      waitForPort(imapsPort, dovecot, logs, isListening),
+      waitForPort(pop3sPort, dovecot, logs, isListening),
+      waitForPort(quotaStatusPort, dovecot, logs, isListening),
+      waitForPort(rspamdPort, rspamd, logs, isListening, 120_000),
     ]);
   } catch (error) {
     await stop();
@@ -482,6 +513,7 @@ service lmtp {
     pop3Port,
     imapsPort,
     pop3sPort,
+    address,
     tlsCert,
     env: {
       MAIL_SERVER: "1",

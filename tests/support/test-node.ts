@@ -7,6 +7,7 @@ import { apiClient, type Credentials } from "./http";
 import type { TestNats } from "./nats";
 import { type NodeHost, startNodeHost } from "./node-host";
 import { PANEL_HOST_NAME, startTlsFront } from "./tls";
+import { type MailServers, startMailServers } from "./mail-servers";
 import { startNodeMariadb } from "./node-mariadb";
 import { startWebServers, type WebServers } from "./web-servers";
 
@@ -20,6 +21,8 @@ export interface TestNode {
   name: string;
   host: NodeHost;
   servers: WebServers;
+  /** Its Postfix, Dovecot and rspamd (with `mail`), on its address and the standard ports. */
+  mail: MailServers | null;
   /** The node's panel.env, as variables. */
   env: Record<string, string>;
   /** Its id in the panel. */
@@ -40,7 +43,8 @@ export interface TestNode {
 /**
  * Adds node `name` to the panel at `panelPort` (as `admin`), enrols it and starts its agent;
  * resolves once it is active. `httpPort`: its nginx's (an ACME test's CA validates every node on one port);
- * `mariadb`: a MariaDB server of its own (./node-mariadb.ts) as its MYSQL_PROVISION_URL.
+ * `mariadb`: a MariaDB server of its own (./node-mariadb.ts) as its MYSQL_PROVISION_URL;
+ * `mail`: Postfix, Dovecot and rspamd of its own (./mail-servers.ts), host name mail.<name>.panel-test.invalid.
  */
 export async function startTestNode(
   name: string,
@@ -52,14 +56,17 @@ export async function startTestNode(
     env?: Record<string, string> | ((host: NodeHost) => Record<string, string>);
     httpPort?: number;
     mariadb?: boolean;
+    mail?: boolean;
   },
 ): Promise<TestNode> {
   const host = await startNodeHost(name);
   let servers: WebServers;
   let mysqlUrl: string | null = null;
+  let mail: MailServers | null = null;
   try {
     servers = await startWebServers(path.join(host.root, "web"), host.start, options.httpPort);
     if (options.mariadb) mysqlUrl = await startNodeMariadb(host);
+    if (options.mail) mail = await startMailServers(path.join(host.root, "mail"), { ...host, hostName: `mail.${name}.panel-test.invalid` });
   } catch (error) {
     await host.stop();
     throw error;
@@ -77,6 +84,7 @@ export async function startTestNode(
     ACME_CHALLENGE_DIR: path.join(host.root, "acme-challenge"),
     ...servers.env,
     ...(mysqlUrl ? { MYSQL_PROVISION_URL: mysqlUrl } : {}),
+    ...mail?.env,
     ...(typeof options.env === "function" ? options.env(host) : options.env),
   };
   const runOnNode = (args: string[]) => host.start(process.execPath, [PANEL_SCRIPT, ...args], { env: env as NodeJS.ProcessEnv, cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] });
@@ -84,6 +92,7 @@ export async function startTestNode(
     name,
     host,
     servers,
+    mail,
     env,
     id: 0,
     get agent() {
@@ -125,6 +134,7 @@ export async function startTestNode(
     async stop() {
       await node.stopAgent();
       await servers.stop().catch(() => undefined);
+      await mail?.stop().catch(() => undefined);
       await host.stop();
     },
   };
