@@ -3,7 +3,7 @@ import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { DEFAULT_PLAN_NAME } from "@/db/prepare";
 import { customerDatabases, databaseUsers, domains, hostingAccounts, nodes, phpVersions, plans, resellers } from "@/db/schema";
-import { applyAccountMailOf } from "@/lib/email/service";
+import { applyAccountMailOf, settleMail } from "@/lib/email/service";
 import { countAccountRecords } from "@/lib/dns/service";
 import { env } from "@/lib/env";
 import { syncZoneFile } from "@/lib/dns/zone-file-sync";
@@ -203,11 +203,14 @@ export async function createAccount(
       details: { username: account.username, domain, plan: plan.name, reseller_id: resellerId },
     });
     undoProvisioning = await provisionAccount(tx, account.id);
-    return { accountId: account.id, domainId: domainRow.id };
+    // Its site's PHP may send as its domain from the start (docs/email.md "PHP's mail()").
+    const settleMs = await applyAccountMailOf(tx, account.id);
+    return { accountId: account.id, domainId: domainRow.id, settleMs };
   }).catch(async (error) => {
     await undoProvisioning?.();
     throw error;
   });
+  await settleMail(created.settleMs);
   await syncZoneFile(db, created.domainId);
   if (profile.is_auto_ssl_enabled) requestAutoSslCheck();
   return getAccount(db, created.accountId);

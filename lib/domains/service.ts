@@ -2,13 +2,13 @@ import { and, asc, count, eq, inArray, ne, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database, Queryable } from "@/db/client";
 import { preparedQuery } from "@/db/prepared";
-import { domainCertificates, domains, hostingAccounts, mailDomains, nodes, phpVersions } from "@/db/schema";
+import { domainCertificates, domains, hostingAccounts, nodes, phpVersions } from "@/db/schema";
 import { autoSslServes, requestAutoSslCheck } from "@/lib/autossl/job";
 import { type CertificateStatusRow, sslState } from "@/lib/autossl/state";
 import { assertQuota, lockAccount } from "@/lib/accounts/lock";
 import { createZone, nextSerial } from "@/lib/dns/zone";
 import { syncZoneFile, type ZoneWarning } from "@/lib/dns/zone-file-sync";
-import { applyAccountMailOf } from "@/lib/email/service";
+import { applyAccountMailOf, settleMail } from "@/lib/email/service";
 import { env } from "@/lib/env";
 import { notFound, pgErrorCode, validationError } from "@/lib/errors";
 import { proxySocketPath } from "@/lib/provisioning/home-layout";
@@ -230,7 +230,7 @@ export async function createDomain(
     throw validationError("domain_path", "must be a relative path inside the home directory (no .. or leading /)");
   }
   if (input.domain_path?.split("/")[0] === "logs") throw validationError("domain_path", "cannot be in logs/, which holds the account's logs: choose another folder");
-  const domainId = await db.transaction(async (tx) => {
+  const { id: domainId, settleMs } = await db.transaction(async (tx) => {
     const account = await lockAccount(tx, accountId);
     const { plan } = account;
     const [{ total }] = await tx.select({ total: count() }).from(domains).where(eq(domains.accountId, accountId));
@@ -260,10 +260,12 @@ export async function createDomain(
     }
     const profile = checkedSiteProfile(account.username, { site_profile: input.site_profile ?? "php", proxy_socket: input.proxy_socket ?? null });
     const domain = await insertDomainWithZone(tx, { ...fields, siteProfile: profile.site_profile, proxySocket: profile.proxy_socket });
-    // Last step: the web server refusing the site (422) rolls the domain back.
     await provisionDomain(tx, domain.id);
-    return domain.id;
+    // Last step: its PHP may send as the new name (docs/email.md "PHP's mail()"); the web server
+    // or the mail tables refusing (422) roll the domain back.
+    return { id: domain.id, settleMs: await applyAccountMailOf(tx, accountId) };
   });
+  await settleMail(settleMs);
   const zoneWarning = await syncZoneFile(db, domainId);
   // A new site, or a new name on a site's certificate.
   requestAutoSslCheck();
@@ -327,7 +329,6 @@ export async function deleteDomain(db: Database, accountId: number, id: number):
       .where(and(eq(domains.id, id), eq(domains.accountId, accountId)));
     if (!row) throw notFound("Domain");
     if (row.domain === account.domain) throw validationError("id", "is the account's main domain");
-    const [mail] = await tx.select({ id: mailDomains.id }).from(mailDomains).where(eq(mailDomains.domainId, id));
     try {
       await tx.delete(domains).where(eq(domains.id, id));
     } catch (error) {
@@ -335,8 +336,8 @@ export async function deleteDomain(db: Database, accountId: number, id: number):
       throw error;
     }
     await syncAccountSites(tx, accountId, { removedDomains: [row.domain] });
-    // Its mail domain, mailboxes and aliases went with it (foreign keys): the mail tables follow.
-    if (mail) await applyAccountMailOf(tx, accountId);
+    // Its mail domain, mailboxes and aliases went with it (foreign keys), and its PHP sends as it no more: the mail tables follow.
+    await applyAccountMailOf(tx, accountId);
     return row.domain;
   });
   await removeZoneFile(name);

@@ -48,8 +48,9 @@ const MX_PRIORITY = 10;
 export async function accountMailStates(db: Queryable, accountIds: number[]): Promise<Map<number, AccountMail>> {
   const states = new Map<number, AccountMail>(accountIds.map((id) => [id, { domains: [], mailboxes: [], aliases: [], dkim: [] }]));
   if (accountIds.length === 0) return states;
-  const [domainRows, mailboxRows, aliasRows, dkim, limits] = await Promise.all([
+  const [domainRows, siteDomainRows, mailboxRows, aliasRows, dkim, limits] = await Promise.all([
     db.select({ accountId: mailDomains.accountId, domain: mailDomains.domain }).from(mailDomains).where(inArray(mailDomains.accountId, accountIds)).orderBy(asc(mailDomains.id)),
+    db.select({ accountId: domains.accountId, domain: domains.domain }).from(domains).where(inArray(domains.accountId, accountIds)).orderBy(asc(domains.id)),
     db
       .select({ accountId: mailboxes.accountId, localPart: mailboxes.localPart, domain: mailDomains.domain, passwordHash: mailboxes.passwordHash, quotaMb: mailboxes.quotaMb, enabled: mailboxes.enabled })
       .from(mailboxes)
@@ -66,6 +67,11 @@ export async function accountMailStates(db: Queryable, accountIds: number[]): Pr
     sendingLimitsOf(db, accountIds),
   ]);
   for (const row of domainRows) states.get(row.accountId)!.domains.push(row.domain);
+  // Its PHP may send as each of its domains, mail hosted here or not (docs/email.md "PHP's mail()").
+  for (const row of siteDomainRows) {
+    const state = states.get(row.accountId)!;
+    if (!state.domains.includes(row.domain)) state.sendingDomains = [...(state.sendingDomains ?? []), row.domain];
+  }
   for (const { accountId, ...mailbox } of mailboxRows) states.get(accountId)!.mailboxes.push(mailbox);
   for (const { accountId, ...alias } of aliasRows) states.get(accountId)!.aliases.push(alias);
   for (const [accountId, keys] of dkim) states.get(accountId)!.dkim = keys;
@@ -87,7 +93,7 @@ export async function applyAccountMailOf(tx: Queryable, accountId: number): Prom
 }
 
 /** Waits until the mail servers see a change applied `ms` before (applyAccountMailOf). */
-const settle = (ms: number) => (ms > 0 ? new Promise<void>((resolve) => setTimeout(resolve, ms)) : Promise.resolve());
+export const settleMail = (ms: number) => (ms > 0 ? new Promise<void>((resolve) => setTimeout(resolve, ms)) : Promise.resolve());
 
 /**
  * At start: the mail of every account of the panel's own machine (`local`), so tables lost or
@@ -221,7 +227,7 @@ export async function createMailDomain(db: Database, accountId: number, input: z
   });
   if (zoneChanged) await syncZoneFile(db, row.domainId);
   requestAutoSslCheck();
-  await settle(settleMs);
+  await settleMail(settleMs);
   return toMailDomainRecord(db, row);
 }
 
@@ -285,7 +291,7 @@ export async function rotateDkimKey(db: Database, accountId: number, mailDomainI
     await tx.update(mailDkimKeys).set({ state: "signing" }).where(eq(mailDkimKeys.id, published.key.id));
     return applyAccountMailOf(tx, accountId);
   });
-  await settle(settleMs);
+  await settleMail(settleMs);
   const [row] = await db.select().from(mailDomains).where(and(eq(mailDomains.id, mailDomainId), eq(mailDomains.accountId, accountId)));
   if (!row) throw notFound("Mail domain");
   return toMailDomainRecord(db, row);
@@ -386,7 +392,7 @@ export async function createMailboxWithHash(db: Database, accountId: number, inp
   });
   if (zoneChanged) await syncZoneFile(db, domainId);
   if (madeMailDomain) requestAutoSslCheck();
-  await settle(settleMs);
+  await settleMail(settleMs);
   return toMailboxRecord(row, 0);
 }
 
@@ -403,7 +409,7 @@ export async function updateMailbox(db: Database, accountId: number, id: number,
       .returning();
     return { row, settleMs: await applyAccountMailOf(tx, accountId) };
   });
-  await settle(settleMs);
+  await settleMail(settleMs);
   return toMailboxRecord(row, (await usageOf(db, accountId, [row])).get(row.address) ?? 0);
 }
 
@@ -414,7 +420,7 @@ export async function deleteMailbox(db: Database, accountId: number, id: number)
     if (!row) throw notFound("Mailbox");
     return { address: row.address, settleMs: await applyAccountMailOf(tx, accountId) };
   });
-  await settle(settleMs);
+  await settleMail(settleMs);
   return { message: `Mailbox ${address} removed; its maildir remains in the home directory` };
 }
 
@@ -509,7 +515,7 @@ export async function createAlias(db: Database, accountId: number, input: z.outp
   });
   if (zoneChanged) await syncZoneFile(db, domainId);
   if (madeMailDomain) requestAutoSslCheck();
-  await settle(settleMs);
+  await settleMail(settleMs);
   return toAliasRecord(row);
 }
 

@@ -82,6 +82,12 @@ export interface AccountMail {
   dkim?: DkimState[];
   /** The plan's sending limits (./mail-policy.ts); absent in states from before them: unlimited. */
   limits?: SendingLimits;
+  /**
+   * The account's other domains (its sites', no mail domain): its PHP login may send as them too,
+   * so a site's mail() works without mail hosted here (docs/email.md "PHP's mail()"). Absent in
+   * states from before: none.
+   */
+  sendingDomains?: string[];
 }
 
 export const mailServerEnabled = () => env().mail !== null;
@@ -178,6 +184,8 @@ export function renderMailTables(
   certificates: MailHostCertificate[] = [],
 ): MailTables {
   const domains = new Map<string, string>();
+  /** The domains only a PHP login sends as (sendingDomains), by account: no one else's, as a mail domain is. */
+  const phpDomains = new Map<string, string>();
   const mailboxLines: string[] = [];
   const aliasLines: string[] = [];
   const passwdLines: string[] = [];
@@ -190,11 +198,20 @@ export function renderMailTables(
     const own = new Set<string>();
     for (const value of account.mail.domains) {
       const domain = domainOf(value);
-      const holder = domains.get(domain);
+      const holder = domains.get(domain) ?? phpDomains.get(domain);
       if (holder !== undefined && holder !== account.username) throw new Error(`${RENDERER}: the mail domain ${domain} is claimed by ${holder} and ${account.username}`);
       domains.set(domain, account.username);
       own.add(domain);
       if (account.held) moving.add(domain);
+    }
+    const phpOnly = new Set<string>();
+    for (const value of account.mail.sendingDomains ?? []) {
+      const domain = domainOf(value);
+      if (own.has(domain)) continue;
+      const holder = domains.get(domain) ?? phpDomains.get(domain);
+      if (holder !== undefined && holder !== account.username) throw new Error(`${RENDERER}: the domain ${domain} is claimed by ${holder} and ${account.username}`);
+      phpDomains.set(domain, account.username);
+      phpOnly.add(domain);
     }
     const ownDomain = (value: unknown) => {
       const domain = domainOf(value);
@@ -231,6 +248,8 @@ export function renderMailTables(
     // that owns no line for the sender's domain is refused (reject_sender_login_mismatch).
     const logins = [...account.mail.mailboxes.map((mailbox) => `${mailbox.localPart}@${mailbox.domain}`), ...(account.phpLoginHash ? [account.username] : [])];
     if (logins.length > 0) for (const domain of own) senderLines.push(`@${domain} ${logins.join(",")}`);
+    // Its sites' other domains: its PHP login alone (no mailbox is of them).
+    if (account.phpLoginHash) for (const domain of phpOnly) senderLines.push(`@${domain} ${account.username}`);
     const signing = new Set<string>();
     for (const key of account.mail.dkim ?? []) {
       const domain = ownDomain(key.domain);
@@ -366,9 +385,10 @@ async function rebuild(changing: string | null): Promise<number | null> {
     try {
       // Its own values, and no domain another account here has claimed (each account alone: linear in their number).
       renderMailTables([account]);
-      const taken = state.mail.domains.find((domain) => claimed.has(domain));
-      if (taken) throw new Error(`${RENDERER}: the mail domain ${taken} is claimed by ${claimed.get(taken)} and ${username}`);
-      for (const domain of state.mail.domains) claimed.set(domain, username);
+      const named = [...state.mail.domains, ...(state.mail.sendingDomains ?? [])];
+      const taken = named.find((domain) => claimed.has(domain));
+      if (taken) throw new Error(`${RENDERER}: the domain ${taken} is claimed by ${claimed.get(taken)} and ${username}`);
+      for (const domain of named) claimed.set(domain, username);
       accounts.push(account);
     } catch (error) {
       if (username === changing) throw error;
@@ -630,7 +650,10 @@ export async function refreshMailCertificates(): Promise<void> {
   await inTurn(() => rebuild(null));
 }
 
+/** Whether the account has mail here: a mail domain, mailbox or alias (its HOME/mail, its lines in the tables). */
 const hasMail = (mail: AccountMail | null | undefined): mail is AccountMail => Boolean(mail && (mail.domains.length || mail.mailboxes.length || mail.aliases.length));
+/** Whether the account sends from here: it has mail, or a site whose PHP sends as its domains. */
+const sendsMail = (mail: AccountMail | null | undefined): mail is AccountMail => Boolean(mail && (mail.domains.length || mail.mailboxes.length || mail.aliases.length || mail.sendingDomains?.length));
 
 // The domains this machine forwards to a move's target (./forwards.ts), with each forward's end:
 // one small file, so a rebuild does not read every site's file to find the few forwards.
@@ -656,7 +679,7 @@ async function forwardedDomains(now = Date.now()): Promise<ForwardedDomain[]> {
 async function keepState(username: string, suspended: boolean, held: boolean, mail: AccountMail | null | undefined): Promise<string | null | false> {
   const file = accountFile(username);
   const before = await readIfExists(file);
-  if (!hasMail(mail)) {
+  if (!sendsMail(mail)) {
     if (before === null) return false;
     await fs.rm(file, { force: true });
     return before;
@@ -710,10 +733,10 @@ async function restoreState(username: string, before: string | null): Promise<vo
 export async function applyAccountMail(input: { username: string; suspended: boolean; held?: boolean; mail: AccountMail | null }): Promise<{ settle_ms: number }> {
   if (!mailServerEnabled()) return { settle_ms: 0 };
   const change = await inTurn(async () => {
-    if (hasMail(input.mail)) {
+    if (sendsMail(input.mail)) {
       await assertPanelUser(input.username);
       const user = (await linuxPasswdEntries()).get(input.username)!;
-      await prepareMailFolder(input.username, { uid: user.uid, gid: user.gid });
+      if (hasMail(input.mail)) await prepareMailFolder(input.username, { uid: user.uid, gid: user.gid });
       await ensurePhpLogin(input.username, { uid: user.uid, gid: user.gid });
     }
     const before = await keepState(input.username, input.suspended, input.held === true, input.mail);
@@ -765,8 +788,8 @@ export async function applyAllMail(accounts: { username: string; suspended: bool
       try {
         const user = users.get(account.username);
         // Another's user of that name gets no mail folder; rebuild() serves it nothing.
-        if (hasMail(account.mail) && user && marked.has(account.username)) {
-          await prepareMailFolder(account.username, { uid: user.uid, gid: user.gid });
+        if (sendsMail(account.mail) && user && marked.has(account.username)) {
+          if (hasMail(account.mail)) await prepareMailFolder(account.username, { uid: user.uid, gid: user.gid });
           await ensurePhpLogin(account.username, { uid: user.uid, gid: user.gid });
         }
         await keepState(account.username, account.suspended, account.held === true, account.mail);

@@ -96,6 +96,8 @@ for (const backend of machineBackends("pglite")) {
     const other = `${username}b`;
     const otherDomain = `${other}.example`;
     const keyHolder = `${username}k`;
+    /** An account with a site and no mail here (its mail elsewhere, or none). */
+    const siteOnly = `${username}s`;
     const password = "a mailbox password";
     const serverEnv = () => ({ ...systemUsersHostingEnv(web, root), ...mail.env, ZONES_DIR: path.join(root, "zones") });
     let env: TestEnvironment<Awaited<ReturnType<typeof seed>>>;
@@ -113,7 +115,7 @@ for (const backend of machineBackends("pglite")) {
     }
 
     before(async () => {
-      createdUsers.push(username, other, keyHolder);
+      createdUsers.push(username, other, keyHolder, siteOnly);
       // HOME_ROOT as an admin has it (/home): the seeded account without a Linux user would
       // otherwise have it made at the panel's start with the panel's umask (0700), and nginx's
       // workers could not pass (docs: a separate finding, not this file's subject).
@@ -128,12 +130,14 @@ for (const backend of machineBackends("pglite")) {
     });
     const admin = () => apiClient(env.server.baseUrl, env.seed.adminKey);
     const client = (id: number) => apiClient(env.server.baseUrl, env.seed.adminKey, id);
-    const home = () => path.join(root, "home", username);
-    const visit = (urlPath: string) => visitSite(web, domain, urlPath);
-    const phpMail = async (to: string, from: string, subject: string) => {
+    const home = (account = username) => path.join(root, "home", account);
+    /** mail() of the account's site (`site`: the file's main account unless named), through its mail.php. */
+    const phpMail = async (to: string, from: string, subject: string, site = { username, domain }) => {
+      const visit = (urlPath: string) => visitSite(web, site.domain, urlPath);
+      const siteHome = home(site.username);
       const query = new URLSearchParams({ to, from, subject });
       let last = "";
-      const errors = () => [path.join(home(), "logs", "php-error.log"), path.join(home(), "logs", "nginx-error.log")].map((file) => (fs.existsSync(file) ? fs.readFileSync(file, "utf8").slice(-1500) : "")).join("\n");
+      const errors = () => [path.join(siteHome, "logs", "php-error.log"), path.join(siteHome, "logs", "nginx-error.log")].map((file) => (fs.existsSync(file) ? fs.readFileSync(file, "utf8").slice(-1500) : "")).join("\n");
       try {
         return await waitFor("the PHP site answers", async () => {
           const answer = await visit(`/mail.php?${query}`);
@@ -141,7 +145,7 @@ for (const backend of machineBackends("pglite")) {
           return answer.status === 200 ? answer.text.trim() : null;
         }, 30_000);
       } catch (error) {
-        const facts = ["id www-data", `getent group ${username}`, `ls -la ${home()} ${home()}/public_html`, "grep -H Groups /proc/$(pgrep -d ' /proc/' -u www-data nginx | sed 's/ /\/status /g')/status"]
+        const facts = ["id www-data", `getent group ${site.username}`, `ls -la ${siteHome} ${siteHome}/public_html`, "grep -H Groups /proc/$(pgrep -d ' /proc/' -u www-data nginx | sed 's/ /\/status /g')/status"]
           .map((command) => {
             try {
               return execFileSync("sh", ["-c", command], { encoding: "utf8" });
@@ -202,6 +206,29 @@ for (const backend of machineBackends("pglite")) {
       assert.deepEqual(signingDomains(message), [domain], message);
       assert.equal(verifyDkim(message, zoneTxtRecords(path.join(root, "zones", `${domain}.zone`), domain)), true);
       assert.equal((await admin().get(`/api/admin/accounts/${accountId}`)).body.mail.sent_last_hour, 1);
+    });
+
+    test("an account with no mail here: its site's mail() sends as its own domain (delivered; unsigned, no key of it here) and is refused as another's", async () => {
+      const created = await admin().post("/api/admin/accounts", { username: siteOnly, domain: `${siteOnly}.example` });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const site = { username: siteOnly, domain: `${siteOnly}.example` };
+      fs.writeFileSync(path.join(home(siteOnly), "public_html", "mail.php"), MAIL_PHP);
+      const domainId = (await client(created.body.id).get("/api/client/domains")).body[0].id;
+      const configured = await client(created.body.id).post("/api/client/account/configure-php", { domain_id: domainId, php_version_id: env.seed.php82.id, is_php_fpm_enabled: true });
+      assert.equal(configured.status, 200, JSON.stringify(configured.body));
+      const token = `site-only-${randomBytes(4).toString("hex")}`;
+      const postfixAndDovecot = () => mail.logs().split("\n--- rspamd")[0].slice(-3000);
+      assert.equal(await phpMail(`info@${domain}`, `wordpress@${site.domain}`, token, site), "sent", postfixAndDovecot());
+      const message = await readDelivered(`info@${domain}`, password, token);
+      assert.match(message, new RegExp(`^From: wordpress@${site.domain.replaceAll(".", "\\.")}`, "m"));
+      assert.deepEqual(signingDomains(message), []);
+      assert.equal(await phpMail(`info@${domain}`, `info@${domain}`, `forged-${randomBytes(4).toString("hex")}`, site), "refused");
+      // A second domain of the account: sent as too, from the moment it is added.
+      const added = await client(created.body.id).post("/api/client/domains", { domain: `${siteOnly}-shop.example`, domain_type: "domain" });
+      assert.equal(added.status, 201, JSON.stringify(added.body));
+      const second = `second-${randomBytes(4).toString("hex")}`;
+      assert.equal(await phpMail(`info@${domain}`, `shop@${siteOnly}-shop.example`, second, site), "sent", postfixAndDovecot());
+      await readDelivered(`info@${domain}`, password, second);
     });
 
     test("PHP's mail() with a From (so an envelope) of another account's domain is refused", async () => {

@@ -78,6 +78,20 @@ test("the tables: domains, mailboxes, aliases with each mailbox to itself and th
   assert.equal(renderMailTables([]).passwd, header);
 });
 
+test("an account's other domains: its PHP login alone may send as them (no mailbox, nothing delivered); another's domain, or a hostile name, refused", () => {
+  const header = "# Written by the hosting panel from its records; edit through the panel.\n";
+  const siteOnly = account({ username: "carol", uid: 1003, gid: 1003, phpLoginHash: HASH }, { domains: [], mailboxes: [], aliases: [], dkim: [], sendingDomains: ["carol.example", "shop.example"] });
+  const tables = renderMailTables([account({ phpLoginHash: HASH }, { sendingDomains: ["alice.example", "alice-blog.example"] }), siteOnly]);
+  assert.equal(tables.sender_logins, `${header}@alice-blog.example alice\n@alice.example info@alice.example,alice\n@carol.example carol\n@shop.example carol\n`);
+  assert.equal(tables.virtual_domains, `${header}alice.example OK\n`, "nothing is delivered for a domain that only sends");
+  assert.match(tables.passwd, /^carol:\{SHA512-CRYPT\}/m);
+  // Without its PHP login here (not made yet) it sends as none of them.
+  assert.equal(renderMailTables([{ ...siteOnly, phpLoginHash: null }]).sender_logins, header);
+  assert.throws(() => renderMailTables([account(), { ...siteOnly, mail: { ...siteOnly.mail, sendingDomains: ["alice.example"] } }]), /claimed by alice and carol/);
+  assert.throws(() => renderMailTables([siteOnly, { ...siteOnly, username: "dave", uid: 1004, gid: 1004 }]), /claimed by carol and dave/);
+  assertRefused(() => renderMailTables([{ ...siteOnly, mail: { ...siteOnly.mail, sendingDomains: ["shop.example\n@alice.example carol"] } }]), "mail domain");
+});
+
 /** Characters that end a field or a line, or mean something to Postfix or Dovecot. */
 const HOSTILE = ["\n", "\r", "\0", ":", " ", "\t", ",", "#", "=", "+", "@", "%", "!", "/", "..", '"', "'", "$", "\\", "A"];
 
