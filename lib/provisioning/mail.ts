@@ -653,7 +653,7 @@ export async function refreshMailCertificates(): Promise<void> {
 /** Whether the account has mail here: a mail domain, mailbox or alias (its HOME/mail, its lines in the tables). */
 const hasMail = (mail: AccountMail | null | undefined): mail is AccountMail => Boolean(mail && (mail.domains.length || mail.mailboxes.length || mail.aliases.length));
 /** Whether the account sends from here: it has mail, or a site whose PHP sends as its domains. */
-const sendsMail = (mail: AccountMail | null | undefined): mail is AccountMail => Boolean(mail && (mail.domains.length || mail.mailboxes.length || mail.aliases.length || mail.sendingDomains?.length));
+const sendsMail = (mail: AccountMail | null | undefined): mail is AccountMail => Boolean(mail?.sendingDomains?.length) || hasMail(mail);
 
 // The domains this machine forwards to a move's target (./forwards.ts), with each forward's end:
 // one small file, so a rebuild does not read every site's file to find the few forwards.

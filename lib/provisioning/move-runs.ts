@@ -263,7 +263,7 @@ export async function restoreMoveSnapshot(
     for (const grant of input.grants) await server.grant(grant.username, grant.database, grant.privileges);
   }
   await inMoveRepository(input.move, async () => {
-    const dumps = input.databases.flatMap((database) => snapshots.dumps.filter((dump) => dump.database === database).slice(0, 1));
+    const dumps = input.databases.flatMap((database) => snapshots.dumps.find((dump) => dump.database === database) ?? []);
     // One listing of the pass's snapshots, asked while the home's archive starts to come; the
     // home and each database are written side by side (each restic run's start costs about half a second).
     const described = snapshotsById([...(snapshots.home ? [snapshots.home] : []), ...dumps.map((dump) => dump.snapshot)]);
