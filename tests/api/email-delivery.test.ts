@@ -14,7 +14,7 @@ import { apiClient } from "../support/http";
 import { dkimSignatures, verifyDkim, zoneTxtRecords } from "../support/dkim";
 import { type MailServers, startMailServers } from "../support/mail-servers";
 import { makeKey } from "../support/seed";
-import { makeTestCertificates } from "../support/tls";
+import { makeTestCertificates, tlsVerifies } from "../support/tls";
 import { waitFor } from "../support/wait";
 import { removeLinuxUsers } from "../support/web-servers";
 
@@ -133,18 +133,6 @@ function submit(options: { port: number; implicit: boolean; login: { user: strin
     "15",
   ];
   return new Promise((resolve) => execFile("swaks", args, { timeout: 30_000 }, (_error, stdout, stderr) => resolve(`${stdout}${stderr}`)));
-}
-
-/**
- * Whether a client asking for `name` on `port` (implicit TLS, or after STARTTLS) gets a chain that
- * `caFile` vouches for as `expectedName` (openssl s_client, verifying both).
- */
-function tlsVerifies(port: number, name: string, caFile: string, expectedName = name, starttls?: "smtp"): Promise<boolean> {
-  const args = ["s_client", "-connect", `127.0.0.1:${port}`, "-servername", name, "-CAfile", caFile, "-verify_hostname", expectedName, "-verify_return_error", ...(starttls ? ["-starttls", starttls] : [])];
-  return new Promise((resolve) => {
-    const child = execFile("openssl", args, { timeout: 20_000 }, (_error, stdout) => resolve(/Verify return code: 0 \(ok\)/.test(String(stdout))));
-    child.stdin?.end();
-  });
 }
 
 function curl(args: string[]): Promise<CurlResult> {

@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
@@ -77,4 +77,16 @@ export async function startTlsFront(targetPort: number, certificates: Pick<TestC
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/**
+ * Whether a client asking for `name` on `port` (implicit TLS, or after STARTTLS) gets a chain that
+ * `caFile` vouches for as `expectedName` (openssl s_client, verifying both).
+ */
+export function tlsVerifies(port: number, name: string, caFile: string, expectedName = name, starttls?: "smtp"): Promise<boolean> {
+  const args = ["s_client", "-connect", `127.0.0.1:${port}`, "-servername", name, "-CAfile", caFile, "-verify_hostname", expectedName, "-verify_return_error", ...(starttls ? ["-starttls", starttls] : [])];
+  return new Promise((resolve) => {
+    const child = execFile("openssl", args, { timeout: 20_000 }, (_error, stdout) => resolve(/Verify return code: 0 \(ok\)/.test(String(stdout))));
+    child.stdin?.end();
+  });
 }
