@@ -259,7 +259,13 @@ plugin {
 /** The ports a node's servers take: its own, as on a real machine. */
 const STANDARD_PORTS = [25, 587, 465, 143, 110, 993, 995, 11332, 12340];
 
-export async function startMailServers(root: string, machine?: MailMachine): Promise<MailServers> {
+/**
+ * `machine`: a test node to run on (default: this machine). `rspamdModulesOff`: rspamd modules
+ * turned off (local.d/<module>.conf `enabled = false`) — the mail bench measures with and without
+ * the DNS blocklists, which wait out rspamd's DNS timeout where no resolver answers them.
+ */
+export async function startMailServers(root: string, options: { machine?: MailMachine; rspamdModulesOff?: string[] } = {}): Promise<MailServers> {
+  const { machine } = options;
   const ports = machine ? STANDARD_PORTS : await Promise.all(STANDARD_PORTS.map(() => freePort()));
   const [smtpPort, submissionPort, smtpsPort, imapPort, pop3Port, imapsPort, pop3sPort, rspamdPort, quotaStatusPort] = ports;
   const address = machine?.address ?? "127.0.0.1";
@@ -453,6 +459,7 @@ service lmtp {
   const logs = () => `${output}\n--- postfix\n${read(maillog)}\n--- dovecot\n${read(dovecotLog)}\n--- rspamd\n${read(rspamdLog).split("\n").slice(-60).join("\n")}`;
   // start-fg: Postfix's master stays the test's child (stop() ends it like any other).
   const rspamdConf = writeRspamdConfig(dirs, dirs.maps, rspamdPort);
+  for (const module of options.rspamdModulesOff ?? []) fs.writeFileSync(path.join(dirs.rspamd, "local.d", `${module}.conf`), "enabled = false;\n");
   const rspamdLog = path.join(dirs.rspamdRun, "rspamd.log");
   const postfix = start("postfix", ["-c", dirs.postfix, "start-fg"]);
   const dovecot = start("dovecot", ["-F", "-c", dovecotConf]);

@@ -66,7 +66,7 @@ export async function startTestNode(
   try {
     servers = await startWebServers(path.join(host.root, "web"), host.start, options.httpPort);
     if (options.mariadb) mysqlUrl = await startNodeMariadb(host);
-    if (options.mail) mail = await startMailServers(path.join(host.root, "mail"), { ...host, hostName: `mail.${name}.panel-test.invalid` });
+    if (options.mail) mail = await startMailServers(path.join(host.root, "mail"), { machine: { ...host, hostName: `mail.${name}.panel-test.invalid` } });
   } catch (error) {
     await host.stop();
     throw error;
