@@ -588,6 +588,28 @@ async function pruneDkimKeys(domains: Iterable<string>, keep: DkimState[]): Prom
   }
 }
 
+/** How old a key of a domain no account here has as a mail domain must be before it goes: older than any change still in flight. */
+const UNCLAIMED_KEY_AGE_MS = 60 * 60_000;
+
+/**
+ * The keys of domains that are no kept account's mail domain here, made over an hour ago: a key
+ * made for a new mail domain in a change that then failed (the domain never reached a state here),
+ * or left by anything else. A key made a moment ago may be for a change still in its transaction.
+ */
+async function pruneUnclaimedDkimKeys(): Promise<void> {
+  const claimed = new Set<string>();
+  for (const state of (await keptStates()).values()) for (const domain of state.mail.domains) claimed.add(domain);
+  const names = await fs.readdir(dkimDir()).catch(() => [] as string[]);
+  const before = Date.now() - UNCLAIMED_KEY_AGE_MS;
+  for (const name of names) {
+    const match = /^(.+)\.([^.]+)\.key$/.exec(name);
+    if (!match || !DKIM_SELECTOR.test(match[2]) || claimed.has(match[1])) continue;
+    const file = path.join(dkimDir(), name);
+    const stat = await fs.lstat(file).catch(() => null);
+    if (stat?.isFile() && stat.mtimeMs < before) await fs.rm(file, { force: true });
+  }
+}
+
 /**
  * `postmap` on `table` (the command split on spaces, the table last, after `--`; `-F` first for a
  * table of files whose contents it stores); null when it succeeded.
@@ -753,6 +775,7 @@ export async function applyAccountMail(input: { username: string; suspended: boo
     const previousState = before === null ? null : (JSON.parse(before) as { suspended: boolean; mail: AccountMail });
     const previous = previousState?.mail ?? null;
     await pruneDkimKeys(new Set([...(previous?.domains ?? []), ...(input.mail?.domains ?? [])]), hasMail(input.mail) ? (input.mail.dkim ?? []) : []);
+    await pruneUnclaimedDkimKeys();
     const loginsNow = loginAddresses(input);
     return { written, loginsGone: [...loginAddresses(previousState)].filter((address) => !loginsNow.has(address)) };
   });

@@ -480,6 +480,21 @@ for (const backend of machineBackends("pglite")) {
       assert.equal(await searchInbox(`info@${domain}`, password, "x"), null);
     });
 
+    test("a DKIM key of a domain that is no mail domain here (made by a change that then failed) goes at the next change once an hour old; a newer one, and the domain's own, stay", async () => {
+      const dir = path.join(servers.env.MAIL_MAPS_DIR, "dkim");
+      const stray = `gone-${randomBytes(3).toString("hex")}.example.s20260101aa00bb11.key`;
+      const recent = `fresh-${randomBytes(3).toString("hex")}.example.s20260101cc00dd22.key`;
+      for (const name of [stray, recent]) fs.writeFileSync(path.join(dir, name), "a key\n", { mode: 0o640 });
+      const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60_000);
+      fs.utimesSync(path.join(dir, stray), twoHoursAgo, twoHoursAgo);
+      assert.equal((await client().put(`/api/client/email/mailboxes/${infoId}`, { quota_mb: 51 })).status, 200);
+      const left = fs.readdirSync(dir);
+      assert.equal(left.includes(stray), false, "the hour-old key of no mail domain is gone");
+      assert.equal(left.includes(recent), true, "a key made a moment ago may be a change's still in flight");
+      assert.ok(left.some((name) => name.startsWith(`${domain}.`)), "the domain's own key stays");
+      fs.rmSync(path.join(dir, recent));
+    });
+
     test("quota: a 2 MB message to a 1 MB mailbox is refused with 552 5.2.2 at RCPT when its size is declared; undeclared, LMTP refuses it; used_mb is Dovecot's count", async () => {
       // Fails on the code before this: no quota plugin, so both were accepted (250) and delivered.
       const small = await client().post("/api/client/email/mailboxes", { address: `small@${domain}`, password, quota_mb: 1 });
